@@ -1,0 +1,573 @@
+package procs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Stream names the stream a chunk of output came from. A process started
+// with a tty has the single stream "pty".
+type Stream string
+
+const (
+	StreamStdout Stream = "stdout"
+	StreamStderr Stream = "stderr"
+	StreamPty    Stream = "pty"
+)
+
+// WriteStatus is the outcome of a write, spelled as on the wire.
+type WriteStatus string
+
+const (
+	WriteAccepted       WriteStatus = "accepted"
+	WriteUnknownProcess WriteStatus = "unknownProcess"
+	WriteStdinClosed    WriteStatus = "stdinClosed"
+	WriteStarting       WriteStatus = "starting"
+)
+
+// StartOptions describe a process to start.
+type StartOptions struct {
+	// ID is the client-chosen process id, unique in the manager while the
+	// process is running or retained. Any string, including "", is valid.
+	ID string
+	// Argv is the command; Argv[0] is found in the PATH of Env (or musl's
+	// default PATH when Env has none), never in the server's own PATH.
+	Argv []string
+	// Cwd is the child's working directory as a host path; "" keeps the
+	// server's.
+	Cwd string
+	// Env is the child's whole environment; nil means an empty one.
+	Env map[string]string
+	// Arg0, when non-empty, is what the child sees as argv[0].
+	Arg0 string
+	// TTY runs the child on a pseudo-terminal of Config.Rows × Config.Cols.
+	TTY bool
+	// PipeStdin gives a non-tty child a stdin pipe fed by Write; otherwise
+	// its stdin is /dev/null.
+	PipeStdin bool
+}
+
+// Chunk is one piece of output. Data is shared with the ring and with other
+// readers: it must not be modified.
+type Chunk struct {
+	Seq    uint64
+	Stream Stream
+	Data   []byte
+}
+
+// EventKind tells what an Event reports.
+type EventKind uint8
+
+const (
+	// EventOutput carries a chunk of output (process/output).
+	EventOutput EventKind = iota + 1
+	// EventExited reports the exit code (process/exited).
+	EventExited
+	// EventClosed is the last event: the process exited and every output
+	// stream reached EOF (process/closed).
+	EventClosed
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventOutput:
+		return "output"
+	case EventExited:
+		return "exited"
+	case EventClosed:
+		return "closed"
+	}
+	return "unknown"
+}
+
+// Event is one numbered event of a process. Seqs start at 1 and have no
+// gaps across kinds; EventClosed has the highest seq of the process.
+type Event struct {
+	Seq  uint64
+	Kind EventKind
+	// Stream and Data are set for EventOutput; Data must not be modified.
+	Stream Stream
+	Data   []byte
+	// ExitCode is set for EventExited: the exit status, or 128+N after
+	// death by signal N.
+	ExitCode int
+}
+
+// EventBatch is the answer of Process.Events.
+type EventBatch struct {
+	// Events are in seq order and contiguous, except for evicted output.
+	Events []Event
+	// Evicted counts output chunks after the requested seq that the ring
+	// dropped before they could be returned; their seqs are missing from
+	// Events. Exited and closed events are never evicted.
+	Evicted uint64
+}
+
+// NoByteLimit, as ReadOptions.MaxBytes, means that maxBytes was absent.
+const NoByteLimit = -1
+
+// ReadOptions are the arguments of process/read.
+type ReadOptions struct {
+	// AfterSeq selects chunks with a greater seq.
+	AfterSeq uint64
+	// MaxBytes caps the bytes of the chunks returned, but at least one chunk
+	// is returned; NoByteLimit (any negative value) means absent, which also
+	// changes NextSeq (see ReadResult).
+	MaxBytes int
+	// Wait long-polls: Read returns as soon as there is a chunk after
+	// AfterSeq, the process is closed, or it has exited with an event after
+	// AfterSeq; otherwise when Wait has elapsed.
+	Wait time.Duration
+}
+
+// ReadResult is the answer of process/read.
+type ReadResult struct {
+	// Chunks is never nil, so that it encodes as [].
+	Chunks []Chunk
+	// NextSeq is the seq after the last chunk returned when MaxBytes was
+	// given and a chunk was returned; otherwise the process's next unused
+	// seq, which counts exited and closed events too. This is Codex's rule.
+	NextSeq  uint64
+	Exited   bool
+	ExitCode int
+	Closed   bool
+}
+
+// Process is one child started by a Manager. Its methods are safe for
+// concurrent use.
+type Process struct {
+	id        string
+	m         *Manager
+	tty       bool
+	stdinOpen bool
+
+	// Set before the goroutines start and never changed after.
+	sp  *spawned
+	pid int
+
+	// Guarded by m.mu.
+	starting  bool
+	cancelled bool
+	ttl       *time.Timer
+
+	mu             sync.Mutex
+	ring           ring
+	evictedThrough uint64 // highest seq the ring dropped
+	nextSeq        uint64
+	exited         bool
+	exitCode       int
+	exitSeq        uint64
+	closed         bool
+	closedSeq      uint64
+	openStreams    int
+	reaping        bool          // once set, pid may be reused: never signal it
+	changed        chan struct{} // closed and replaced on every new event
+
+	streamsDone chan struct{} // all output streams reached EOF
+	done        chan struct{} // closed, and every goroutine but the waiter gone
+
+	wmu        sync.Mutex // orders writes and makes write-id dedupe atomic
+	writeIDs   idSet
+	stdinQ     chan []byte
+	stopWriter chan struct{}
+	writerDone chan struct{}
+}
+
+func newProcess(m *Manager, opts *StartOptions) *Process {
+	return &Process{
+		id:          opts.ID,
+		m:           m,
+		tty:         opts.TTY,
+		stdinOpen:   opts.TTY || opts.PipeStdin,
+		nextSeq:     1,
+		changed:     make(chan struct{}),
+		streamsDone: make(chan struct{}),
+		done:        make(chan struct{}),
+		writeIDs:    idSet{max: m.cfg.WriteIDs},
+		stdinQ:      make(chan []byte, m.cfg.StdinQueue),
+		stopWriter:  make(chan struct{}),
+		writerDone:  make(chan struct{}),
+	}
+}
+
+// ID returns the client-chosen id.
+func (p *Process) ID() string { return p.id }
+
+// Pid returns the OS pid of the child, which is also its process group and
+// session id.
+func (p *Process) Pid() int { return p.pid }
+
+// TTY reports whether the child runs on a pseudo-terminal.
+func (p *Process) TTY() bool { return p.tty }
+
+// Done is closed once the process is closed: it exited, all its output was
+// read, it was reaped and its descriptors were released.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// NextSeq returns the next seq the process will assign.
+func (p *Process) NextSeq() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.nextSeq
+}
+
+// ExitCode returns the exit code and whether the process has exited.
+func (p *Process) ExitCode() (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exitCode, p.exited
+}
+
+func (p *Process) start(sp *spawned) {
+	p.sp = sp
+	p.pid = sp.proc.Pid
+	p.openStreams = len(sp.outputs)
+	for _, o := range sp.outputs {
+		go p.readLoop(o)
+	}
+	if p.stdinOpen {
+		go p.writeLoop()
+	} else {
+		close(p.writerDone)
+	}
+	go p.waitLoop()
+}
+
+// broadcast wakes every waiter. Called with p.mu held.
+func (p *Process) broadcast() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+func (p *Process) readLoop(o output) {
+	buf := make([]byte, p.m.cfg.ChunkSize)
+	for {
+		n, err := o.f.Read(buf)
+		if n > 0 {
+			p.appendOutput(o.stream, bytes.Clone(buf[:n]))
+		}
+		// EOF, EIO from a pty whose last slave closed, or a close by
+		// KillAll: all end the stream.
+		if err != nil {
+			break
+		}
+	}
+	p.mu.Lock()
+	p.openStreams--
+	if p.openStreams == 0 {
+		close(p.streamsDone)
+	}
+	p.mu.Unlock()
+}
+
+func (p *Process) appendOutput(stream Stream, data []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seq := p.nextSeq
+	p.nextSeq++
+	p.ring.push(Chunk{Seq: seq, Stream: stream, Data: data})
+	for p.ring.bytes > p.m.cfg.RingBytes || p.ring.len() > p.m.cfg.RingChunks {
+		p.evictedThrough = p.ring.pop().Seq
+	}
+	p.broadcast()
+}
+
+func (p *Process) waitLoop() {
+	code, _ := waitExit(p.pid)
+	p.mu.Lock()
+	p.exited = true
+	p.exitCode = code
+	p.exitSeq = p.nextSeq
+	p.nextSeq++
+	p.broadcast()
+	p.mu.Unlock()
+
+	// Reaping waits for EOF so that, while descendants still hold the
+	// output open, the zombie pins the process group id and Terminate and
+	// KillAll can still signal the group safely.
+	<-p.streamsDone
+	p.mu.Lock()
+	p.reaping = true
+	p.mu.Unlock()
+	p.sp.proc.Wait()
+
+	p.mu.Lock()
+	p.closed = true
+	p.closedSeq = p.nextSeq
+	p.nextSeq++
+	p.broadcast()
+	p.mu.Unlock()
+
+	close(p.stopWriter)
+	for _, f := range p.sp.closers {
+		f.Close()
+	}
+	<-p.writerDone
+	p.m.processClosed(p)
+	close(p.done)
+}
+
+func (p *Process) writeLoop() {
+	defer close(p.writerDone)
+	for {
+		select {
+		case <-p.stopWriter:
+			return
+		case b := <-p.stdinQ:
+			if _, err := p.sp.stdin.Write(b); err != nil {
+				// The reader is gone (EPIPE, EIO) or we closed the file:
+				// later writes fail with ErrStdinWrite, as in Codex.
+				return
+			}
+		}
+	}
+}
+
+// forceCloseOutputs ends output streams that a descendant outside the
+// process group still holds open.
+func (p *Process) forceCloseOutputs() {
+	for _, o := range p.sp.outputs {
+		o.f.Close()
+	}
+}
+
+// signalGroup sends sig to the process group while its leader is not
+// reaped. Called with p.mu held.
+func (p *Process) signalGroup(sig syscall.Signal) error {
+	if p.reaping {
+		return nil
+	}
+	err := unix.Kill(-p.pid, sig)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// Terminate kills the process group with SIGKILL and reports whether the
+// process was still running. As in Codex, a process that already exited
+// reports false; its group is still killed if it is not yet closed, so
+// that no descendant outlives a terminate.
+func (p *Process) Terminate() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	running := !p.exited
+	p.signalGroup(unix.SIGKILL)
+	return running
+}
+
+// Signal sends sig to the process group. As in Codex, it does nothing once
+// the process has exited.
+func (p *Process) Signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exited {
+		return nil
+	}
+	if err := p.signalGroup(sig); err != nil {
+		return newError(ErrSignal, p.id, "failed to signal process: "+rustIOMessage(err), err)
+	}
+	return nil
+}
+
+// Write queues data for the child's stdin and returns WriteAccepted once it
+// is queued: the child is never written to synchronously. A writeID that
+// was already accepted for this process is acknowledged again without
+// writing (the client retries after a reconnect). Write blocks while the
+// queue is full, until ctx is done. It takes ownership of data.
+func (p *Process) Write(ctx context.Context, writeID string, data []byte) (WriteStatus, error) {
+	if writeID == "" {
+		return "", newError(ErrEmptyWriteID, p.id, ErrEmptyWriteID.Error(), nil)
+	}
+	if !p.stdinOpen {
+		return WriteStdinClosed, nil
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.writeIDs.contains(writeID) {
+		return WriteAccepted, nil
+	}
+	select {
+	case <-p.writerDone:
+		return "", errStdinWrite(p.id)
+	default:
+	}
+	select {
+	case p.stdinQ <- data:
+		p.writeIDs.add(writeID)
+		return WriteAccepted, nil
+	case <-p.writerDone:
+		return "", errStdinWrite(p.id)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Read answers process/read: see ReadOptions. It returns ctx's error if ctx
+// ends before the answer is ready.
+func (p *Process) Read(ctx context.Context, o ReadOptions) (ReadResult, error) {
+	var deadline <-chan time.Time
+	if o.Wait > 0 {
+		t := time.NewTimer(o.Wait)
+		defer t.Stop()
+		deadline = t.C
+	}
+	expired := o.Wait <= 0
+	for {
+		p.mu.Lock()
+		res := p.readLocked(o.AfterSeq, o.MaxBytes)
+		changed := p.changed
+		p.mu.Unlock()
+		// Codex's rule: an exit counts as news only if some seq after
+		// AfterSeq precedes NextSeq.
+		newTerminal := res.Exited && o.AfterSeq < res.NextSeq-1
+		if len(res.Chunks) > 0 || res.Closed || newTerminal || expired {
+			return res, nil
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			expired = true
+		case <-ctx.Done():
+			return ReadResult{}, ctx.Err()
+		}
+	}
+}
+
+func (p *Process) readLocked(afterSeq uint64, maxBytes int) ReadResult {
+	res := ReadResult{
+		Chunks:   []Chunk{},
+		NextSeq:  p.nextSeq,
+		Exited:   p.exited,
+		ExitCode: p.exitCode,
+		Closed:   p.closed,
+	}
+	total := 0
+	for i := p.ring.after(afterSeq); i < p.ring.len(); i++ {
+		c := p.ring.at(i)
+		if maxBytes >= 0 && len(res.Chunks) > 0 && total+len(c.Data) > maxBytes {
+			break
+		}
+		total += len(c.Data)
+		res.Chunks = append(res.Chunks, c)
+		if maxBytes >= 0 {
+			res.NextSeq = c.Seq + 1
+			if total >= maxBytes {
+				break
+			}
+		}
+	}
+	return res
+}
+
+// Events returns the events after afterSeq, in seq order, for a consumer
+// that pushes them on: output chunks up to maxBytes of data (at least one
+// event if any; maxBytes < 0 means no limit), the exit and the close. It
+// never blocks; use Wait to sleep until there is more.
+func (p *Process) Events(afterSeq uint64, maxBytes int) EventBatch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b EventBatch
+	if afterSeq < p.evictedThrough {
+		b.Evicted = p.evictedThrough - afterSeq
+		if p.exited && p.exitSeq > afterSeq && p.exitSeq <= p.evictedThrough {
+			b.Evicted--
+		}
+	}
+	exitPending := p.exited && p.exitSeq > afterSeq
+	total := 0
+	for i := p.ring.after(afterSeq); i < p.ring.len(); i++ {
+		c := p.ring.at(i)
+		if exitPending && p.exitSeq < c.Seq {
+			b.Events = append(b.Events, Event{Seq: p.exitSeq, Kind: EventExited, ExitCode: p.exitCode})
+			exitPending = false
+		}
+		if maxBytes >= 0 && len(b.Events) > 0 && total+len(c.Data) > maxBytes {
+			return b
+		}
+		total += len(c.Data)
+		b.Events = append(b.Events, Event{Seq: c.Seq, Kind: EventOutput, Stream: c.Stream, Data: c.Data})
+	}
+	if exitPending {
+		b.Events = append(b.Events, Event{Seq: p.exitSeq, Kind: EventExited, ExitCode: p.exitCode})
+	}
+	if p.closed && p.closedSeq > afterSeq {
+		b.Events = append(b.Events, Event{Seq: p.closedSeq, Kind: EventClosed})
+	}
+	return b
+}
+
+// Wait blocks until the process has an event with a seq greater than
+// afterSeq (even one since evicted), or ctx is done.
+func (p *Process) Wait(ctx context.Context, afterSeq uint64) error {
+	for {
+		p.mu.Lock()
+		ready := p.nextSeq-1 > afterSeq
+		changed := p.changed
+		p.mu.Unlock()
+		if ready {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ring is the retained output of a process: a queue of chunks in seq order.
+type ring struct {
+	chunks []Chunk
+	bytes  int
+}
+
+func (r *ring) len() int       { return len(r.chunks) }
+func (r *ring) at(i int) Chunk { return r.chunks[i] }
+func (r *ring) push(c Chunk)   { r.chunks = append(r.chunks, c); r.bytes += len(c.Data) }
+func (r *ring) after(seq uint64) int {
+	return sort.Search(len(r.chunks), func(i int) bool { return r.chunks[i].Seq > seq })
+}
+
+func (r *ring) pop() Chunk {
+	c := r.chunks[0]
+	// Clear the slot so that the backing array does not pin evicted data
+	// until append next reallocates it.
+	r.chunks[0] = Chunk{}
+	r.chunks = r.chunks[1:]
+	r.bytes -= len(c.Data)
+	return c
+}
+
+// idSet remembers the most recent accepted write ids of a process, up to
+// max, so that memory stays bounded however many writes a process gets.
+type idSet struct {
+	max   int
+	ids   map[string]struct{}
+	order []string
+}
+
+func (s *idSet) contains(id string) bool {
+	_, ok := s.ids[id]
+	return ok
+}
+
+func (s *idSet) add(id string) {
+	if s.ids == nil {
+		s.ids = make(map[string]struct{})
+	}
+	s.ids[id] = struct{}{}
+	s.order = append(s.order, id)
+	if len(s.order) > s.max {
+		delete(s.ids, s.order[0])
+		s.order[0] = ""
+		s.order = s.order[1:]
+	}
+}

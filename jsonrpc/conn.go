@@ -1,0 +1,799 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Stream carries whole messages. Read returns one message in a buffer that
+// the stream never touches again (the decoder aliases it). Write sends one
+// message; the Conn serialises calls to Write. Close unblocks a pending Read
+// or Write.
+//
+// Neither Read nor Write takes a context: cancelling one call must not tear
+// down a transport that other calls share, so the Conn ends blocked I/O only
+// by closing the stream.
+type Stream interface {
+	Read() ([]byte, error)
+	Write(msg []byte) error
+	Close() error
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxPending        = 1024
+	DefaultMaxServerRequests = 256
+	DefaultMaxInbound        = 1024
+	DefaultMaxConcurrency    = 64
+	DefaultDrainTimeout      = 5 * time.Second
+)
+
+// Options configure a Conn. The zero value is usable.
+type Options struct {
+	// Handler answers inbound requests and notifications. When nil, every
+	// request gets -32601.
+	Handler Handler
+	// Limits bound the decoding of each inbound message.
+	Limits Limits
+
+	// MaxPending caps regular outbound calls in flight (default 1024). One
+	// more slot is always kept for calls made with CallOptions.Cleanup.
+	MaxPending int
+	// MaxServerRequests caps calls made with CallOptions.ServerRequest
+	// (default 256). They have a table of their own, so that a server's
+	// requests to its client never starve the client's requests, or the
+	// reverse.
+	MaxServerRequests int
+	// CallTimeout is the default timeout of outbound calls; 0 means none
+	// beyond the caller's context.
+	CallTimeout time.Duration
+
+	// MaxInbound caps inbound requests admitted and not yet answered,
+	// whether running, waiting for a worker or deferred (default 1024).
+	// Beyond it, requests get -32001 "Server overloaded; retry later.".
+	MaxInbound int
+	// MaxConcurrency caps handlers running at once (default 64).
+	MaxConcurrency int
+	// IDPolicy, when set, vets the id of each inbound request; an error
+	// rejects the request (an *Error is sent as is, others as -32600).
+	IDPolicy func(ID) error
+	// OrderKey, when set, names an ordering key for a request: requests with
+	// the same non-empty key run one at a time, in arrival order.
+	OrderKey func(*Request) string
+	// Admit, when set, runs on the reader for every request and notification
+	// in arrival order, before the handler is scheduled. An error rejects a
+	// request with that error; for a notification, it closes the connection.
+	// It must not block.
+	Admit func(ctx context.Context, req *Request) error
+	// OnUnknownResponse, when set, receives responses whose id matches no
+	// pending call. A non-nil error closes the connection. When nil, such
+	// responses are logged and dropped.
+	OnUnknownResponse func(ctx context.Context, resp *Response) error
+	// OnInvalid, when set, receives messages that failed to decode. It may
+	// return a response to send (nil sends nothing) and an error to close the
+	// connection. When nil, a request whose id was read gets -32600 with the
+	// reason, and anything else is logged and dropped.
+	OnInvalid func(ctx context.Context, err *DecodeError) (*Response, error)
+	// DrainTimeout bounds how long Close waits for running handlers to
+	// answer before it closes the stream under them (default 5s).
+	DrainTimeout time.Duration
+	// Logger receives what the connection cannot tell its peer. Default:
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// CallOptions adjust one outbound call.
+type CallOptions struct {
+	// Cleanup lets the call use the slot kept free for cleanup (terminate,
+	// close), so it goes out even when the regular slots are full.
+	Cleanup bool
+	// ServerRequest puts the call in the server-to-client table.
+	ServerRequest bool
+	// Scope groups calls for CancelScope (for example, a thread id).
+	Scope string
+	// Timeout overrides Options.CallTimeout for this call.
+	Timeout time.Duration
+}
+
+// Conn is one side of a JSON-RPC connection; both clients and servers use it.
+//
+// All in-flight state lives in the state struct and changes only under mu:
+// the pending table of outbound calls, the inbound requests in flight (which
+// both guards against duplicate ids and holds deferred responses), the
+// per-key queues, and whether the connection is closing. Three kinds of
+// goroutine touch it: the reader (one per Conn), handler runners (at most
+// MaxConcurrency at once) and callers. Writes go through writeMu, so a
+// message is never interleaved with another.
+type Conn struct {
+	stream Stream
+	opts   Options
+	log    *slog.Logger
+
+	ctx    context.Context // cancelled when the connection starts to close
+	cancel context.CancelFunc
+
+	writeMu sync.Mutex
+	sem     chan struct{} // one token per running handler
+
+	mu    sync.Mutex
+	state connState
+
+	handlers sync.WaitGroup // handler runners and inline work
+	readDone chan struct{}
+	done     chan struct{}
+}
+
+type connState struct {
+	nextID   int64
+	pending  map[ID]*pendingCall
+	regular  int // regular calls in pending
+	cleanup  int // calls in the reserved cleanup slot (0 or 1)
+	serverRq int // calls in the server-to-client table
+
+	inbound map[ID]*inboundCall
+	queues  map[string][]*inboundCall // waiting requests per order key
+
+	closing  bool
+	closeErr error // why the connection ended
+}
+
+type slotKind uint8
+
+const (
+	slotRegular slotKind = iota
+	slotCleanup
+	slotServer
+)
+
+type pendingCall struct {
+	slot  slotKind
+	scope string
+	done  chan struct{}
+	resp  *Response
+	err   error
+}
+
+type inboundCall struct {
+	req      *Request
+	ctx      context.Context
+	returned bool // the handler has returned
+	answered bool // the response has been written (or dropped on close)
+}
+
+// NewConn starts serving stream: it reads until the stream ends or Close is
+// called. Handlers find the Conn with [ConnFrom].
+func NewConn(stream Stream, opts Options) *Conn {
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = DefaultMaxPending
+	}
+	if opts.MaxServerRequests <= 0 {
+		opts.MaxServerRequests = DefaultMaxServerRequests
+	}
+	if opts.MaxInbound <= 0 {
+		opts.MaxInbound = DefaultMaxInbound
+	}
+	if opts.MaxConcurrency <= 0 {
+		opts.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
+	if opts.Handler == nil {
+		opts.Handler = NewMux()
+	}
+	c := &Conn{
+		stream:   stream,
+		opts:     opts,
+		log:      opts.Logger,
+		sem:      make(chan struct{}, opts.MaxConcurrency),
+		readDone: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.state.pending = make(map[ID]*pendingCall)
+	c.state.inbound = make(map[ID]*inboundCall)
+	c.state.queues = make(map[string][]*inboundCall)
+	go c.readLoop()
+	return c
+}
+
+type ctxKey struct{}
+
+type ctxVal struct {
+	conn *Conn
+	req  *Request
+}
+
+// ConnFrom returns the connection that delivered the request being handled
+// in ctx, or nil.
+func ConnFrom(ctx context.Context) *Conn {
+	if v, ok := ctx.Value(ctxKey{}).(*ctxVal); ok {
+		return v.conn
+	}
+	return nil
+}
+
+// RequestFrom returns the request being handled in ctx, or nil.
+func RequestFrom(ctx context.Context) *Request {
+	if v, ok := ctx.Value(ctxKey{}).(*ctxVal); ok {
+		return v.req
+	}
+	return nil
+}
+
+type traceKey struct{}
+
+// WithTrace returns a context whose outgoing calls carry t.
+func WithTrace(ctx context.Context, t *Trace) context.Context {
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
+// TraceFrom returns the trace context of ctx: the one set by WithTrace, or
+// that of the request being handled.
+func TraceFrom(ctx context.Context) *Trace {
+	if t, ok := ctx.Value(traceKey{}).(*Trace); ok {
+		return t
+	}
+	if r := RequestFrom(ctx); r != nil {
+		return r.Trace
+	}
+	return nil
+}
+
+// Done is closed when the connection has ended and every handler returned.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err reports why the connection ended: nil after Close, or the error of
+// the transport or of the protocol that ended it.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.closeErr
+}
+
+// Close ends the connection gracefully and waits until it has ended: it
+// stops admitting requests, cancels the contexts of running handlers and lets
+// them write their responses (for up to DrainTimeout), fails pending outbound
+// calls with ErrClosed, closes the stream and waits for every goroutine of
+// the connection to end. A handler must not call Close on its own connection,
+// as Close would wait for it: it calls Shutdown.
+func (c *Conn) Close() error {
+	c.shutdown(nil)
+	<-c.done
+	return nil
+}
+
+// Shutdown starts the same graceful close as Close but does not wait for it.
+// Handlers use it to end their own connection.
+func (c *Conn) Shutdown() { c.shutdown(nil) }
+
+func (c *Conn) shutdown(reason error) {
+	c.mu.Lock()
+	if c.state.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.state.closing = true
+	c.state.closeErr = reason
+	c.mu.Unlock()
+	c.cancel()
+	go c.finish()
+}
+
+// finish runs once: it waits for the handlers to drain, fails what is still
+// pending, and releases the stream.
+func (c *Conn) finish() {
+	// Handlers see their context cancelled and return; their responses
+	// still go out while the stream is open, unless a handler is stuck (a
+	// peer that stopped reading can block a write forever).
+	drained := make(chan struct{})
+	go func() { c.handlers.Wait(); close(drained) }()
+	t := time.NewTimer(c.opts.DrainTimeout)
+	select {
+	case <-drained:
+	case <-t.C:
+		c.log.Warn("jsonrpc: handlers did not drain in time; closing under them")
+	}
+	t.Stop()
+	_ = c.stream.Close()
+	<-c.readDone
+	<-drained
+	c.mu.Lock()
+	pending := c.state.pending
+	c.state.pending = map[ID]*pendingCall{}
+	c.state.regular, c.state.cleanup, c.state.serverRq = 0, 0, 0
+	c.state.inbound = map[ID]*inboundCall{}
+	c.state.queues = map[string][]*inboundCall{}
+	c.mu.Unlock()
+	for _, p := range pending {
+		p.err = ErrClosed
+		close(p.done)
+	}
+	close(c.done)
+}
+
+func (c *Conn) readLoop() {
+	defer close(c.readDone)
+	for {
+		data, err := c.stream.Read()
+		var tooLarge *TooLargeError
+		if errors.As(err, &tooLarge) {
+			// The stream skipped the message; tell the peer and go on.
+			if err := c.handleInvalid(&DecodeError{Offset: tooLarge.Size, Reason: tooLarge.Error()}); err != nil {
+				c.failPendingNow()
+				c.shutdown(err)
+				return
+			}
+			continue
+		}
+		if err != nil {
+			c.mu.Lock()
+			closing := c.state.closing
+			c.mu.Unlock()
+			if !closing {
+				c.failPendingNow()
+				c.shutdown(fmt.Errorf("read: %w", err))
+			}
+			return
+		}
+		if err := c.handleMessage(data); err != nil {
+			c.failPendingNow()
+			c.shutdown(err)
+			return
+		}
+	}
+}
+
+// failPendingNow fails every pending call as soon as the reader stops, so
+// callers learn of the loss without waiting for handlers to drain. Every
+// response read before this point was already delivered, in order.
+func (c *Conn) failPendingNow() {
+	c.mu.Lock()
+	pending := c.state.pending
+	c.state.pending = map[ID]*pendingCall{}
+	c.state.regular, c.state.cleanup, c.state.serverRq = 0, 0, 0
+	c.mu.Unlock()
+	for _, p := range pending {
+		p.err = ErrClosed
+		close(p.done)
+	}
+}
+
+// handleMessage routes one inbound message. Only a fatal protocol error is
+// returned; it ends the connection.
+func (c *Conn) handleMessage(data []byte) error {
+	msg, err := Decode(data, c.opts.Limits)
+	if err != nil {
+		var de *DecodeError
+		if !errors.As(err, &de) {
+			return err
+		}
+		return c.handleInvalid(de)
+	}
+	switch m := msg.(type) {
+	case *Response:
+		return c.handleResponse(m)
+	case *Request:
+		if m.IsCall() {
+			c.handleCall(m)
+			return nil
+		}
+		return c.handleNotification(m)
+	}
+	return nil
+}
+
+func (c *Conn) handleInvalid(de *DecodeError) error {
+	if c.opts.OnInvalid != nil {
+		resp, err := c.opts.OnInvalid(context.WithValue(c.ctx, ctxKey{}, &ctxVal{conn: c}), de)
+		if resp != nil {
+			c.writeResponse(resp)
+		}
+		return err
+	}
+	if de.Request && de.ID.IsValid() {
+		c.writeResponse(&Response{ID: de.ID, Error: &Error{Code: CodeInvalidRequest, Message: de.Error()}})
+		return nil
+	}
+	c.log.Warn("jsonrpc: dropped an invalid message", "err", de)
+	return nil
+}
+
+func (c *Conn) handleResponse(r *Response) error {
+	c.mu.Lock()
+	p, ok := c.state.pending[r.ID]
+	if ok {
+		c.removePendingLocked(r.ID, p)
+	}
+	c.mu.Unlock()
+	if ok {
+		p.resp = r
+		close(p.done)
+		return nil
+	}
+	if c.opts.OnUnknownResponse != nil {
+		return c.opts.OnUnknownResponse(context.WithValue(c.ctx, ctxKey{}, &ctxVal{conn: c}), r)
+	}
+	c.log.Warn("jsonrpc: response to no pending call", "id", r.ID.String())
+	return nil
+}
+
+func (c *Conn) removePendingLocked(id ID, p *pendingCall) {
+	delete(c.state.pending, id)
+	switch p.slot {
+	case slotRegular:
+		c.state.regular--
+	case slotCleanup:
+		c.state.cleanup--
+	case slotServer:
+		c.state.serverRq--
+	}
+}
+
+func (c *Conn) handleNotification(req *Request) error {
+	ctx := context.WithValue(c.ctx, ctxKey{}, &ctxVal{conn: c, req: req})
+	if c.opts.Admit != nil {
+		if err := c.opts.Admit(ctx, req); err != nil {
+			return err
+		}
+	}
+	_, err := c.opts.Handler.Handle(ctx, req)
+	return err
+}
+
+func (c *Conn) handleCall(req *Request) {
+	if c.opts.IDPolicy != nil {
+		if err := c.opts.IDPolicy(req.ID); err != nil {
+			we := toWireError(err)
+			if !errors.As(err, new(*Error)) {
+				we = &Error{Code: CodeInvalidRequest, Message: err.Error()}
+			}
+			c.writeResponse(&Response{ID: req.ID, Error: we})
+			return
+		}
+	}
+	ctx := context.WithValue(c.ctx, ctxKey{}, &ctxVal{conn: c, req: req})
+	in := &inboundCall{req: req, ctx: ctx}
+	c.mu.Lock()
+	switch {
+	case c.state.closing:
+		c.mu.Unlock()
+		return
+	case c.state.inbound[req.ID] != nil:
+		c.mu.Unlock()
+		c.writeResponse(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest,
+			Message: fmt.Sprintf("request id %s is already in flight", req.ID)}})
+		return
+	case len(c.state.inbound) >= c.opts.MaxInbound:
+		c.mu.Unlock()
+		c.writeResponse(&Response{ID: req.ID, Error: &Error{Code: CodeOverloaded, Message: OverloadedMessage}})
+		return
+	}
+	c.state.inbound[req.ID] = in
+	c.mu.Unlock()
+
+	if c.opts.Admit != nil {
+		if err := c.opts.Admit(ctx, req); err != nil {
+			c.answer(in, nil, err)
+			c.handlerReturned(in)
+			return
+		}
+	}
+	key := ""
+	if c.opts.OrderKey != nil {
+		key = c.opts.OrderKey(req)
+	}
+	if key == "" {
+		c.handlers.Add(1)
+		go c.run(in, "")
+		return
+	}
+	c.mu.Lock()
+	q, busy := c.state.queues[key]
+	if busy {
+		// The runner of this key picks it up when the ones before it end.
+		c.state.queues[key] = append(q, in)
+		c.mu.Unlock()
+		return
+	}
+	c.state.queues[key] = q[:0]
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	go c.run(in, key)
+}
+
+// run executes in, then, for an ordered key, every request queued behind it.
+func (c *Conn) run(in *inboundCall, key string) {
+	defer c.handlers.Done()
+	for in != nil {
+		select {
+		case c.sem <- struct{}{}:
+			result, err := c.opts.Handler.Handle(in.ctx, in.req)
+			<-c.sem
+			if !errors.Is(err, ErrAsyncResponse) {
+				c.answer(in, result, err)
+			}
+		case <-c.ctx.Done():
+			c.answer(in, nil, ErrClosed)
+		}
+		c.handlerReturned(in)
+		in = nil
+		if key != "" {
+			c.mu.Lock()
+			q := c.state.queues[key]
+			if len(q) == 0 {
+				delete(c.state.queues, key)
+			} else {
+				in = q[0]
+				c.state.queues[key] = q[1:]
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// handlerReturned releases the id of in once both its handler returned and
+// its response went out; until then a request with the same id is refused.
+func (c *Conn) handlerReturned(in *inboundCall) {
+	c.mu.Lock()
+	in.returned = true
+	if in.answered && c.state.inbound[in.req.ID] == in {
+		delete(c.state.inbound, in.req.ID)
+	}
+	c.mu.Unlock()
+}
+
+// answer writes the response of in once; later answers are dropped.
+func (c *Conn) answer(in *inboundCall, result any, herr error) bool {
+	c.mu.Lock()
+	if in.answered {
+		c.mu.Unlock()
+		return false
+	}
+	in.answered = true
+	if in.returned && c.state.inbound[in.req.ID] == in {
+		delete(c.state.inbound, in.req.ID)
+	}
+	c.mu.Unlock()
+	resp := &Response{ID: in.req.ID}
+	if herr != nil {
+		if errors.Is(herr, ErrClosed) && c.ctx.Err() != nil {
+			return true // nobody is listening any more
+		}
+		resp.Error = toWireError(herr)
+	} else {
+		raw, err := marshalValue(result)
+		if err != nil {
+			resp.Error = &Error{Code: CodeInternalError, Message: "cannot encode result: " + err.Error()}
+		} else {
+			resp.Result = raw
+		}
+	}
+	c.writeResponse(resp)
+	return true
+}
+
+// Respond sends the deferred response to the inbound request id, whose
+// handler returned (or will return) ErrAsyncResponse. Exactly one of result
+// and herr is used. It fails if no such request is in flight or it was
+// already answered.
+func (c *Conn) Respond(id ID, result any, herr error) error {
+	c.mu.Lock()
+	in := c.state.inbound[id]
+	c.mu.Unlock()
+	if in == nil {
+		return fmt.Errorf("jsonrpc: no request %s in flight", id)
+	}
+	if !c.answer(in, result, herr) {
+		return fmt.Errorf("jsonrpc: request %s was already answered", id)
+	}
+	return nil
+}
+
+func (c *Conn) writeResponse(r *Response) {
+	buf := appendResponse(make([]byte, 0, 64+len(r.Result)), r)
+	if err := c.write(buf); err != nil {
+		c.log.Debug("jsonrpc: response not sent", "id", r.ID.String(), "err", err)
+	}
+}
+
+func (c *Conn) write(msg []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if err := c.stream.Write(msg); err != nil {
+		c.shutdown(fmt.Errorf("write: %w", err))
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return nil
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalValue(params)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	closing := c.state.closing
+	c.mu.Unlock()
+	if closing {
+		return ErrClosed
+	}
+	req := Request{Method: method, Params: raw, Trace: TraceFrom(ctx)}
+	return c.write(appendRequest(make([]byte, 0, 64+len(raw)), &req))
+}
+
+// Call sends a request and decodes its result into result (which may be nil
+// to discard it). It returns a remote *Error, ErrClosed, ErrTimeout,
+// ErrCancelled or ErrOverCapacity.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	return c.CallWith(ctx, method, params, result, CallOptions{})
+}
+
+// CallWith is Call with options.
+func (c *Conn) CallWith(ctx context.Context, method string, params, result any, opts CallOptions) error {
+	raw, err := marshalValue(params)
+	if err != nil {
+		return err
+	}
+	id, p, err := c.reserve(opts)
+	if err != nil {
+		return err
+	}
+	req := Request{ID: id, Method: method, Params: raw, Trace: TraceFrom(ctx)}
+	if err := c.write(appendRequest(make([]byte, 0, 64+len(raw)), &req)); err != nil {
+		c.forget(id, p)
+		return err
+	}
+	resp, err := c.wait(ctx, id, p, opts)
+	if err != nil {
+		return err
+	}
+	if resp.Error != nil {
+		return resp.Error
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(resp.Result, result); err != nil {
+		return fmt.Errorf("jsonrpc: cannot decode result of %s: %w", method, err)
+	}
+	return nil
+}
+
+// reserve takes a slot in the pending table and allocates the call's id.
+func (c *Conn) reserve(opts CallOptions) (ID, *pendingCall, error) {
+	p := &pendingCall{done: make(chan struct{}), scope: opts.Scope}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state.closing {
+		return ID{}, nil, ErrClosed
+	}
+	switch {
+	case opts.ServerRequest:
+		if c.state.serverRq >= c.opts.MaxServerRequests {
+			return ID{}, nil, ErrOverCapacity
+		}
+		c.state.serverRq++
+		p.slot = slotServer
+	case c.state.regular < c.opts.MaxPending:
+		c.state.regular++
+		p.slot = slotRegular
+	case opts.Cleanup && c.state.cleanup < 1:
+		c.state.cleanup++
+		p.slot = slotCleanup
+	default:
+		return ID{}, nil, ErrOverCapacity
+	}
+	c.state.nextID++
+	id := Int64ID(c.state.nextID)
+	c.state.pending[id] = p
+	return id, p, nil
+}
+
+// forget removes a pending call that will never be answered.
+func (c *Conn) forget(id ID, p *pendingCall) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state.pending[id] != p {
+		return false
+	}
+	c.removePendingLocked(id, p)
+	return true
+}
+
+func (c *Conn) wait(ctx context.Context, id ID, p *pendingCall, opts CallOptions) (*Response, error) {
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = c.opts.CallTimeout
+	}
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	var err error
+	select {
+	case <-p.done:
+		return p.resp, p.err
+	case <-ctx.Done():
+		err = ErrCancelled
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = ErrTimeout
+		}
+	case <-timer:
+		err = ErrTimeout
+	}
+	if c.forget(id, p) {
+		return nil, err
+	}
+	// The response (or the close) won the race; it is on its way.
+	<-p.done
+	return p.resp, p.err
+}
+
+// Pending reports the number of outbound calls waiting for a response.
+func (c *Conn) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.state.pending)
+}
+
+// InFlight reports the number of inbound requests not yet answered.
+func (c *Conn) InFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.state.inbound)
+}
+
+// CancelScope fails every pending call made with the given scope with err
+// (ErrCancelled when err is nil), and returns how many it failed. The late
+// responses to those calls go to OnUnknownResponse.
+func (c *Conn) CancelScope(scope string, err error) int {
+	if err == nil {
+		err = ErrCancelled
+	}
+	c.mu.Lock()
+	var hit []*pendingCall
+	for id, p := range c.state.pending {
+		if p.scope == scope {
+			c.removePendingLocked(id, p)
+			hit = append(hit, p)
+		}
+	}
+	c.mu.Unlock()
+	for _, p := range hit {
+		p.err = err
+		close(p.done)
+	}
+	return len(hit)
+}
+
+// CompletePending completes the pending call id as if its response had
+// arrived with result (or with rerr, when non-nil). It reports whether such a
+// call was pending.
+func (c *Conn) CompletePending(id ID, result jsontext.Value, rerr *Error) bool {
+	c.mu.Lock()
+	p, ok := c.state.pending[id]
+	if ok {
+		c.removePendingLocked(id, p)
+	}
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	p.resp = &Response{ID: id, Result: result, Error: rerr}
+	close(p.done)
+	return true
+}
