@@ -350,6 +350,9 @@ func (st *decodeState) classify(f *fields) (Message, error) {
 		}
 		return &Response{ID: f.id, Result: f.result}, nil
 	case f.hasError && f.err != nil:
+		if !f.hasID && !f.nullID {
+			return nil, &DecodeError{Reason: "error response without an id"}
+		}
 		return &Response{ID: f.id, Error: f.err}, nil
 	case f.hasError:
 		return nil, &DecodeError{ID: f.id, Reason: "error must be an object with code and message"}

@@ -112,3 +112,14 @@ func rustIOMessage(err error) string {
 	}
 	return fmt.Sprintf("%s (os error %d)", text, int(errno))
 }
+
+// RPCCode is the JSON-RPC error code Codex answers this error with.
+func (e *Error) RPCCode() int64 {
+	switch e.Kind {
+	case ErrEmptyArgv, ErrEmptyWriteID:
+		return -32602
+	case ErrSpawn, ErrStdinWrite, ErrSignal, ErrManagerClosed:
+		return -32603
+	}
+	return -32600
+}

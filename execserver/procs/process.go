@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"syscall"
@@ -281,6 +283,7 @@ func (p *Process) appendOutput(stream Stream, data []byte) {
 
 func (p *Process) waitLoop() {
 	code, _ := waitExit(p.pid)
+	p.drainBeforeExit()
 	p.mu.Lock()
 	p.exited = true
 	p.exitCode = code
@@ -570,4 +573,58 @@ func (s *idSet) add(id string) {
 		s.order[0] = ""
 		s.order = s.order[1:]
 	}
+}
+
+// drainBeforeExit lets the output the child wrote before it exited get its
+// seq before the exit does, as Codex reports it (output, then exited): it
+// waits, briefly, until no output stream has unread bytes. A descendant that
+// keeps writing cannot hold the exit back for more than the bound.
+func (p *Process) drainBeforeExit() {
+	deadline := time.NewTimer(100 * time.Millisecond)
+	defer deadline.Stop()
+	for {
+		p.mu.Lock()
+		ch := p.changed
+		pending := false
+		if p.openStreams > 0 {
+			for _, o := range p.sp.outputs {
+				if unreadBytes(o.f) > 0 {
+					pending = true
+				}
+			}
+		}
+		p.mu.Unlock()
+		if !pending {
+			// The last bytes may have been read but not yet appended: let
+			// the readers run before deciding.
+			for i := 0; i < 4; i++ {
+				runtime.Gosched()
+			}
+			p.mu.Lock()
+			again := ch != p.changed
+			p.mu.Unlock()
+			if !again {
+				return
+			}
+			continue
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// unreadBytes reports how many bytes wait in a pipe or pty to be read.
+func unreadBytes(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = rc.Control(func(fd uintptr) {
+		n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
+	})
+	return n
 }

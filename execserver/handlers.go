@@ -1,0 +1,453 @@
+package execserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/codexd/codexd/execproto"
+	"github.com/codexd/codexd/execserver/fsops"
+	"github.com/codexd/codexd/execserver/procs"
+	"github.com/codexd/codexd/jsonrpc"
+)
+
+// paramsSpec describes what Codex checks of a method's params before
+// decoding them: the serde struct name it reports for null params, the
+// members that must be present, or that the method takes none (a unit).
+type paramsSpec struct {
+	structName string
+	required   []string
+	unit       bool
+}
+
+// check reproduces serde's first complaints, which Go's decoder cannot: an
+// absent member is not a zero one.
+func (sp paramsSpec) check(raw jsontext.Value) error {
+	trimmed := bytes.TrimSpace(raw)
+	if sp.unit {
+		switch {
+		case len(trimmed) == 0, string(trimmed) == "null":
+			return nil
+		case trimmed[0] == '{':
+			if string(bytes.Join(bytes.Fields(trimmed), nil)) == "{}" {
+				return nil
+			}
+			return invalidParams("invalid type: map, expected unit")
+		case trimmed[0] == '[':
+			return invalidParams("invalid type: sequence, expected unit")
+		}
+		return invalidParams("invalid type: " + serdeKind(trimmed) + ", expected unit")
+	}
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return invalidParams("invalid type: null, expected struct " + sp.structName)
+	}
+	switch trimmed[0] {
+	case '{':
+	case '[':
+		return invalidParams(fmt.Sprintf("invalid type: sequence, expected struct %s", sp.structName))
+	default:
+		return invalidParams(fmt.Sprintf("invalid type: %s, expected struct %s", serdeKind(trimmed), sp.structName))
+	}
+	if len(sp.required) == 0 {
+		return nil
+	}
+	present := topLevelNames(trimmed)
+	for _, name := range sp.required {
+		if _, ok := present[name]; !ok {
+			return invalidParams(fmt.Sprintf("missing field `%s`", name))
+		}
+	}
+	return nil
+}
+
+func serdeKind(v []byte) string {
+	switch v[0] {
+	case '"':
+		return "string " + string(v)
+	case 't', 'f':
+		return "boolean `" + string(v) + "`"
+	}
+	return "number"
+}
+
+// topLevelNames lists the member names of an object the engine already
+// validated.
+func topLevelNames(obj []byte) map[string]struct{} {
+	names := make(map[string]struct{}, 8)
+	d := jsontext.NewDecoder(bytes.NewBuffer(obj))
+	if _, err := d.ReadToken(); err != nil {
+		return names
+	}
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return names
+		}
+		names[tok.String()] = struct{}{}
+		if err := d.SkipValue(); err != nil {
+			return names
+		}
+	}
+	return names
+}
+
+func invalidParams(msg string) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg)
+}
+
+// rpcError maps the building blocks' errors to the codes Codex uses.
+func rpcError(err error) error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	var coded interface{ RPCCode() int64 }
+	if errors.As(err, &coded) {
+		return jsonrpc.NewError(coded.RPCCode(), err.Error())
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
+}
+
+// handle registers a gated method: params are checked and decoded first,
+// as Codex does, then the handshake is enforced for the method's family.
+func handle[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], family string, spec paramsSpec,
+	fn func(ctx context.Context, sess *session, p P) (R, error)) {
+	mux.HandleFunc(m.Name(), func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if err := spec.check(req.Params); err != nil {
+			return nil, err
+		}
+		p, err := jsonrpc.DecodeParams[P](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		var sess *session
+		if family != "" {
+			if sess, err = c.gate(family); err != nil {
+				return nil, err
+			}
+		}
+		r, err := fn(ctx, sess, p)
+		if err != nil {
+			if errors.Is(err, jsonrpc.ErrAsyncResponse) {
+				return nil, err
+			}
+			return nil, rpcError(err)
+		}
+		return r, nil
+	})
+}
+
+func fsSpec(method, structName string) paramsSpec {
+	return paramsSpec{structName: structName, required: execproto.FsRequiredMembers[method]}
+}
+
+func (c *connection) mux() *jsonrpc.Mux {
+	mux := jsonrpc.NewMux()
+	mux.NotFound = jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
+			fmt.Sprintf("exec-server stub does not implement `%s` yet", req.Method))
+	})
+	// initialized is a notification; its handshake effect happens in admit.
+	mux.HandleFunc(execproto.MethodInitialized, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.IsCall() {
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
+				fmt.Sprintf("exec-server stub does not implement `%s` yet", req.Method))
+		}
+		return nil, nil
+	})
+	handle(c, mux, execproto.Initialize, "", paramsSpec{structName: "InitializeParams", required: execproto.InitializeRequiredMembers},
+		func(ctx context.Context, _ *session, p execproto.InitializeParams) (execproto.InitializeResponse, error) {
+			return c.initialize(ctx, p)
+		})
+	handle(c, mux, execproto.EnvironmentInfoM, "environment info", paramsSpec{unit: true},
+		func(ctx context.Context, _ *session, _ execproto.Unit) (execproto.EnvironmentInfo, error) {
+			return c.srv.env, nil
+		})
+	handle(c, mux, execproto.EnvironmentStatus, "environment status", paramsSpec{unit: true},
+		func(ctx context.Context, _ *session, _ execproto.Unit) (execproto.EnvironmentStatusResponse, error) {
+			return execproto.EnvironmentStatusResponse{Status: "ready"}, nil
+		})
+	c.registerProcess(mux)
+	c.registerFS(mux)
+	c.registerHTTP(mux)
+	return mux
+}
+
+func procSpec(method, structName string) paramsSpec {
+	return paramsSpec{structName: structName, required: execproto.ProcessRequiredMembers[method]}
+}
+
+func (c *connection) registerProcess(mux *jsonrpc.Mux) {
+	handle(c, mux, execproto.ProcessStart, "exec", procSpec(execproto.MethodProcessStart, "WireExecParams"), c.processStart)
+	handle(c, mux, execproto.ProcessRead, "exec", procSpec(execproto.MethodProcessRead, "ReadParams"),
+		func(ctx context.Context, sess *session, p execproto.ProcessReadParams) (execproto.ProcessReadResponse, error) {
+			opts := procs.ReadOptions{MaxBytes: procs.NoByteLimit}
+			if p.AfterSeq != nil {
+				opts.AfterSeq = *p.AfterSeq
+			}
+			if p.MaxBytes != nil {
+				opts.MaxBytes = int(min(*p.MaxBytes, 1<<40))
+			}
+			if p.WaitMs != nil {
+				opts.Wait = time.Duration(min(*p.WaitMs, uint64(24*time.Hour/time.Millisecond))) * time.Millisecond
+			}
+			res, err := sess.procs.Read(ctx, p.ProcessID, opts)
+			if err != nil {
+				return execproto.ProcessReadResponse{}, err
+			}
+			out := execproto.ProcessReadResponse{
+				Chunks:  make([]execproto.ProcessOutputChunk, len(res.Chunks)),
+				NextSeq: res.NextSeq,
+				Exited:  res.Exited,
+				Closed:  res.Closed,
+			}
+			for i, ch := range res.Chunks {
+				out.Chunks[i] = execproto.ProcessOutputChunk{Seq: ch.Seq, Stream: execproto.OutputStream(ch.Stream), Chunk: ch.Data}
+			}
+			if res.Exited {
+				code := int32(res.ExitCode)
+				out.ExitCode = &code
+			}
+			return out, nil
+		})
+	handle(c, mux, execproto.ProcessWrite, "exec", procSpec(execproto.MethodProcessWrite, "WriteParams"),
+		func(ctx context.Context, sess *session, p execproto.ProcessWriteParams) (execproto.ProcessWriteResponse, error) {
+			st, err := sess.procs.Write(ctx, p.ProcessID, p.WriteID, p.Chunk)
+			if err != nil {
+				return execproto.ProcessWriteResponse{}, err
+			}
+			return execproto.ProcessWriteResponse{Status: execproto.WriteStatus(st)}, nil
+		})
+	handle(c, mux, execproto.ProcessSignalM, "exec", procSpec(execproto.MethodProcessSignal, "SignalParams"),
+		func(ctx context.Context, sess *session, p execproto.ProcessSignalParams) (execproto.ProcessSignalResponse, error) {
+			if p.Signal != execproto.SignalInterrupt {
+				return execproto.ProcessSignalResponse{}, invalidParams(fmt.Sprintf("unknown variant `%s`, expected `interrupt`", p.Signal))
+			}
+			err := sess.procs.Signal(p.ProcessID, syscall.SIGINT)
+			if errors.Is(err, procs.ErrUnknownProcess) {
+				err = nil // Codex answers {} for an unknown or exited process
+			}
+			return execproto.ProcessSignalResponse{}, err
+		})
+	handle(c, mux, execproto.ProcessTerminate, "exec", procSpec(execproto.MethodProcessTerminate, "TerminateParams"),
+		func(ctx context.Context, sess *session, p execproto.ProcessTerminateParams) (execproto.ProcessTerminateResponse, error) {
+			return execproto.ProcessTerminateResponse{Running: sess.procs.Terminate(p.ProcessID)}, nil
+		})
+}
+
+func (c *connection) processStart(ctx context.Context, sess *session, p execproto.ProcessStartParams) (execproto.ProcessStartResponse, error) {
+	cwd, err := c.srv.fs.CheckURI(p.Cwd)
+	if err != nil {
+		return execproto.ProcessStartResponse{}, err
+	}
+	env := p.Env
+	if p.EnvPolicy != nil {
+		env = buildEnv(*p.EnvPolicy, p.Env)
+	}
+	opts := procs.StartOptions{ID: p.ProcessID, Argv: p.Argv, Cwd: cwd, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin}
+	if p.Arg0 != nil {
+		opts.Arg0 = *p.Arg0
+	}
+	proc, err := sess.procs.Start(opts)
+	if err != nil {
+		return execproto.ProcessStartResponse{}, err
+	}
+	// The response goes out before any notification of the process, as in
+	// Codex; only then does the pump start.
+	conn := jsonrpc.ConnFrom(ctx)
+	sess.forget(p.ProcessID)
+	if err := conn.Respond(jsonrpc.RequestFrom(ctx).ID, execproto.ProcessStartResponse{
+		ProcessID: p.ProcessID, SandboxType: execproto.SandboxTypeNone,
+	}, nil); err != nil {
+		return execproto.ProcessStartResponse{}, err
+	}
+	c.mu.Lock()
+	attached := c.pumpCtx.Err() == nil
+	if attached {
+		c.pumps.Add(1)
+	}
+	c.mu.Unlock()
+	if attached {
+		go c.pump(c.pumpCtx, conn, sess, proc, 0)
+	}
+	return execproto.ProcessStartResponse{}, jsonrpc.ErrAsyncResponse
+}
+
+// buildEnv applies Codex's shell environment policy to the server's own
+// environment, then overlays env.
+func buildEnv(pol execproto.ExecEnvPolicy, env map[string]string) map[string]string {
+	out := map[string]string{}
+	switch pol.Inherit {
+	case "all":
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				out[k] = v
+			}
+		}
+	case "core":
+		for _, k := range []string{"HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL", "TERM"} {
+			if v, ok := os.LookupEnv(k); ok {
+				out[k] = v
+			}
+		}
+	}
+	match := func(patterns []string, k string) bool {
+		for _, pat := range patterns {
+			if ok, _ := path.Match(strings.ToUpper(pat), strings.ToUpper(k)); ok {
+				return true
+			}
+		}
+		return false
+	}
+	if !pol.IgnoreDefaultExcludes {
+		for k := range out {
+			if match([]string{"*KEY*", "*SECRET*", "*TOKEN*"}, k) {
+				delete(out, k)
+			}
+		}
+	}
+	for k := range out {
+		if match(pol.Exclude, k) {
+			delete(out, k)
+		}
+	}
+	for k, v := range pol.Set {
+		out[k] = v
+	}
+	if len(pol.IncludeOnly) > 0 {
+		for k := range out {
+			if !match(pol.IncludeOnly, k) {
+				delete(out, k)
+			}
+		}
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *connection) fsConn() *fsops.ConnState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fs
+}
+
+func (c *connection) registerFS(mux *jsonrpc.Mux) {
+	fs := c.srv.fs
+	handle(c, mux, execproto.FsReadFile, "filesystem", fsSpec(execproto.MethodFsReadFile, "WireFsReadFileParams"),
+		func(ctx context.Context, _ *session, p execproto.FsReadFileParams) (execproto.FsReadFileResponse, error) {
+			return fs.ReadFile(ctx, p)
+		})
+	handle(c, mux, execproto.FsWriteFile, "filesystem", fsSpec(execproto.MethodFsWriteFile, "WireFsWriteFileParams"),
+		func(ctx context.Context, _ *session, p execproto.FsWriteFileParams) (execproto.FsWriteFileResponse, error) {
+			return fs.WriteFile(ctx, p)
+		})
+	handle(c, mux, execproto.FsCreateDirectory, "filesystem", fsSpec(execproto.MethodFsCreateDirectory, "WireFsCreateDirectoryParams"),
+		func(ctx context.Context, _ *session, p execproto.FsCreateDirectoryParams) (execproto.FsCreateDirectoryResponse, error) {
+			return fs.CreateDirectory(ctx, p)
+		})
+	handle(c, mux, execproto.FsGetMetadata, "filesystem", fsSpec(execproto.MethodFsGetMetadata, "WireFsGetMetadataParams"),
+		func(ctx context.Context, _ *session, p execproto.FsGetMetadataParams) (execproto.FsGetMetadataResponse, error) {
+			return fs.GetMetadata(ctx, p)
+		})
+	handle(c, mux, execproto.FsReadDirectory, "filesystem", fsSpec(execproto.MethodFsReadDirectory, "WireFsReadDirectoryParams"),
+		func(ctx context.Context, _ *session, p execproto.FsReadDirectoryParams) (execproto.FsReadDirectoryResponse, error) {
+			return fs.ReadDirectory(ctx, p)
+		})
+	handle(c, mux, execproto.FsRemove, "filesystem", fsSpec(execproto.MethodFsRemove, "WireFsRemoveParams"),
+		func(ctx context.Context, _ *session, p execproto.FsRemoveParams) (execproto.FsRemoveResponse, error) {
+			return fs.Remove(ctx, p)
+		})
+	handle(c, mux, execproto.FsCopy, "filesystem", fsSpec(execproto.MethodFsCopy, "WireFsCopyParams"),
+		func(ctx context.Context, _ *session, p execproto.FsCopyParams) (execproto.FsCopyResponse, error) {
+			return fs.Copy(ctx, p)
+		})
+	handle(c, mux, execproto.FsCanonicalize, "filesystem", fsSpec(execproto.MethodFsCanonicalize, "WireFsCanonicalizeParams"),
+		func(ctx context.Context, _ *session, p execproto.FsCanonicalizeParams) (execproto.FsCanonicalizeResponse, error) {
+			return fs.Canonicalize(ctx, p)
+		})
+	handle(c, mux, execproto.FsWalk, "filesystem", fsSpec(execproto.MethodFsWalk, "WireFsWalkParams"),
+		func(ctx context.Context, _ *session, p execproto.FsWalkParams) (execproto.FsWalkResponse, error) {
+			return fs.Walk(ctx, p)
+		})
+	handle(c, mux, execproto.FsOpen, "filesystem", fsSpec(execproto.MethodFsOpen, "WireFsOpenParams"),
+		func(ctx context.Context, _ *session, p execproto.FsOpenParams) (execproto.FsOpenResponse, error) {
+			return fs.Open(ctx, c.fsConn(), p)
+		})
+	handle(c, mux, execproto.FsReadBlock, "filesystem", fsSpec(execproto.MethodFsReadBlock, "WireFsReadBlockParams"),
+		func(ctx context.Context, _ *session, p execproto.FsReadBlockParams) (execproto.FsReadBlockResponse, error) {
+			return fs.ReadBlock(ctx, c.fsConn(), p)
+		})
+	handle(c, mux, execproto.FsWriteBlock, "filesystem", fsSpec(execproto.MethodFsWriteBlock, "WireFsWriteBlockParams"),
+		func(ctx context.Context, _ *session, p execproto.FsWriteBlockParams) (execproto.FsWriteBlockResponse, error) {
+			return fs.WriteBlock(ctx, c.fsConn(), p)
+		})
+	handle(c, mux, execproto.FsClose, "filesystem", fsSpec(execproto.MethodFsClose, "WireFsCloseParams"),
+		func(ctx context.Context, _ *session, p execproto.FsCloseParams) (execproto.FsCloseResponse, error) {
+			return fs.Close(ctx, c.fsConn(), p)
+		})
+	handle(c, mux, execproto.FsWatchMissing, "filesystem", fsSpec(execproto.MethodFsWatchMissing, "WireFsWatchMissingParams"),
+		func(ctx context.Context, _ *session, p execproto.FsWatchMissingParams) (execproto.FsWatchMissingResponse, error) {
+			return fs.WatchMissing(ctx, c.fsConn(), p)
+		})
+}
+
+func (c *connection) registerHTTP(mux *jsonrpc.Mux) {
+	handle(c, mux, execproto.HTTPRequest, "http",
+		paramsSpec{structName: "HttpRequestParams", required: execproto.HTTPRequiredMembers[execproto.MethodHTTPRequest]},
+		func(ctx context.Context, _ *session, p execproto.HTTPRequestParams) (execproto.HTTPRequestResponse, error) {
+			if p.StreamResponse {
+				c.mu.Lock()
+				if c.bodyStreams == nil {
+					c.bodyStreams = map[string]struct{}{}
+				}
+				if _, busy := c.bodyStreams[p.RequestID]; busy {
+					c.mu.Unlock()
+					return execproto.HTTPRequestResponse{}, invalidParams(
+						fmt.Sprintf("http/request streamResponse requestId `%s` is already active", p.RequestID))
+				}
+				c.bodyStreams[p.RequestID] = struct{}{}
+				c.mu.Unlock()
+			}
+			release := func() {
+				if p.StreamResponse {
+					c.mu.Lock()
+					delete(c.bodyStreams, p.RequestID)
+					c.mu.Unlock()
+				}
+			}
+			resp, body, err := c.srv.http.Do(ctx, p)
+			if err != nil {
+				release()
+				return resp, err
+			}
+			if body == nil {
+				release()
+				return resp, nil
+			}
+			conn := jsonrpc.ConnFrom(ctx)
+			if err := conn.Respond(jsonrpc.RequestFrom(ctx).ID, resp, nil); err != nil {
+				body.Close()
+				release()
+				return resp, err
+			}
+			c.bodyStreamWG.Add(1)
+			go func() {
+				defer c.bodyStreamWG.Done()
+				defer release()
+				body.Run(c.pumpCtx, func(n execproto.HTTPRequestBodyDeltaNotification) error {
+					return execproto.HTTPRequestBodyDelta.Notify(c.pumpCtx, conn, n)
+				})
+			}()
+			return resp, jsonrpc.ErrAsyncResponse
+		})
+}

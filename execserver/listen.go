@@ -1,0 +1,149 @@
+package execserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/codexd/codexd/jsonrpc"
+)
+
+// ServeHTTP serves the WebSocket endpoint and the health probes on one
+// listener. Requests from browsers (any Origin header) are refused: a web
+// page must never be able to drive a process runner on the user's machine.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") != "" {
+		http.Error(w, "cross-origin requests are refused", http.StatusForbidden)
+		return
+	}
+	switch r.URL.Path {
+	case "/readyz", "/healthz":
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok\n")
+		return
+	}
+	if s.cfg.AuthToken != "" && !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+		return
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		http.Error(w, "this endpoint speaks JSON-RPC over WebSocket", http.StatusUpgradeRequired)
+		return
+	}
+	stream, err := jsonrpc.AcceptWebSocket(w, r, s.cfg.MaxMessage)
+	if err != nil {
+		return // Accept has written the error response
+	}
+	_ = s.ServeStreamFrom(stream, "websocket", r.RemoteAddr)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.AuthToken)) == 1
+}
+
+// Listener serves the exec-server on one --listen address.
+type Listener struct {
+	srv  *Server
+	addr jsonrpc.Listen
+	// URL is the bound address as a --listen URL; with port 0 it names the
+	// port that was picked.
+	URL string
+
+	ln      net.Listener
+	httpSrv *http.Server
+}
+
+// Listen binds addr. Serve then accepts connections until Close.
+func (s *Server) Listen(addr jsonrpc.Listen) (*Listener, error) {
+	l := &Listener{srv: s, addr: addr}
+	switch addr.Scheme {
+	case "ws":
+		ln, err := net.Listen("tcp", addr.Addr)
+		if err != nil {
+			return nil, err
+		}
+		l.ln = ln
+		l.URL = "ws://" + ln.Addr().String()
+		l.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	case "unix":
+		// A stale socket file from a dead server would make bind fail; only
+		// remove it if it is a socket nobody answers on.
+		if fi, err := os.Lstat(addr.Addr); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			if c, err := net.Dial("unix", addr.Addr); err == nil {
+				c.Close()
+				return nil, fmt.Errorf("listen %s: a server is already listening there", addr)
+			}
+			_ = os.Remove(addr.Addr)
+		}
+		ln, err := net.Listen("unix", addr.Addr)
+		if err != nil {
+			return nil, err
+		}
+		l.ln = ln
+		l.URL = "unix://" + addr.Addr
+	case "stdio":
+		l.URL = "stdio://"
+	case "off":
+		l.URL = "off"
+	default:
+		return nil, fmt.Errorf("cannot listen on %s", addr)
+	}
+	return l, nil
+}
+
+// Serve accepts connections until Close, or, for stdio, serves the one
+// connection on stdin and stdout until it ends.
+func (l *Listener) Serve(stdin io.Reader, stdout io.Writer) error {
+	switch l.addr.Scheme {
+	case "ws":
+		err := l.httpSrv.Serve(l.ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case "unix":
+		for {
+			nc, err := l.ln.Accept()
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return nil
+				}
+				return err
+			}
+			// Server.Close ends and waits for this connection.
+			go func() {
+				_ = l.srv.ServeStreamFrom(jsonrpc.NewLineStream(nc, l.srv.cfg.MaxMessage), "unix", l.addr.Addr)
+			}()
+		}
+	case "stdio":
+		return l.srv.ServeStream(jsonrpc.NewLineStreamRW(stdin, stdout, nil, l.srv.cfg.MaxMessage))
+	}
+	return nil
+}
+
+// Close stops accepting. Live connections are ended by Server.Close.
+func (l *Listener) Close() error {
+	var err error
+	if l.httpSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		// Shutdown does not wait for hijacked WebSocket connections; those
+		// end with Server.Close.
+		err = l.httpSrv.Shutdown(ctx)
+	} else if l.ln != nil {
+		err = l.ln.Close()
+	}
+	if l.addr.Scheme == "unix" {
+		_ = os.Remove(l.addr.Addr)
+	}
+	return err
+}

@@ -1,0 +1,197 @@
+package execserver
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/codexd/codexd/execproto"
+	"github.com/codexd/codexd/execserver/procs"
+	"github.com/codexd/codexd/jsonrpc"
+)
+
+// session owns the processes started through it. It outlives the connection
+// that created it: when that connection drops, the session is detached and
+// its processes keep running and buffering output, until a connection
+// resumes it or its TTL expires, which kills every process group it started.
+type session struct {
+	id    string
+	srv   *Server
+	procs *procs.Manager
+
+	mu       sync.Mutex
+	owner    *connection // attached connection, or nil when detached
+	expiry   *time.Timer // running while detached
+	pushed   map[string]uint64
+	finished bool // expired or closed: no connection may attach
+}
+
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // UUID version 4
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// attach creates a session for c, or resumes the one named by resumeID.
+func (s *Server) attach(c *connection, resumeID *string) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "server is shutting down")
+	}
+	if resumeID == nil {
+		sess := &session{
+			id:     newSessionID(),
+			srv:    s,
+			procs:  procs.NewManager(s.cfg.Procs),
+			owner:  c,
+			pushed: make(map[string]uint64),
+		}
+		s.sessions[sess.id] = sess
+		s.sessionsDone.Add(1)
+		return sess, nil
+	}
+	sess := s.sessions[*resumeID]
+	if sess == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "unknown session id "+*resumeID)
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.finished {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "unknown session id "+*resumeID)
+	}
+	if sess.owner != nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeSessionTaken,
+			fmt.Sprintf("session %s is already attached to another connection", sess.id))
+	}
+	if sess.expiry != nil {
+		sess.expiry.Stop()
+		sess.expiry = nil
+	}
+	sess.owner = c
+	return sess, nil
+}
+
+// detach leaves the session to its processes for the TTL.
+func (sess *session) detach(c *connection) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.owner != c || sess.finished {
+		return
+	}
+	sess.owner = nil
+	ttl := sess.srv.cfg.SessionTTL
+	sess.expiry = time.AfterFunc(ttl, func() { sess.expire() })
+	if hook := sess.srv.testHookDetached; hook != nil {
+		hook(sess.id)
+	}
+}
+
+// expire kills every process of a session that no connection resumed.
+func (sess *session) expire() {
+	sess.mu.Lock()
+	if sess.owner != nil || sess.finished {
+		sess.mu.Unlock()
+		return
+	}
+	sess.finished = true
+	sess.mu.Unlock()
+	sess.srv.mu.Lock()
+	delete(sess.srv.sessions, sess.id)
+	sess.srv.mu.Unlock()
+	sess.procs.Close()
+	sess.srv.log.Debug("exec-server session expired", "session", sess.id)
+	if hook := sess.srv.testHookExpired; hook != nil {
+		hook(sess.id)
+	}
+	sess.srv.sessionsDone.Done()
+}
+
+// close kills the session's processes at server shutdown.
+func (sess *session) close() {
+	sess.mu.Lock()
+	if sess.finished {
+		sess.mu.Unlock()
+		return
+	}
+	sess.finished = true
+	if sess.expiry != nil {
+		sess.expiry.Stop()
+	}
+	sess.mu.Unlock()
+	sess.procs.Close()
+	sess.srv.sessionsDone.Done()
+}
+
+func (sess *session) isOwner(c *connection) bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.owner == c
+}
+
+// lastPushed is the seq of the last notification of process id that went to
+// a client, so a resuming connection continues where the last one stopped.
+func (sess *session) lastPushed(id string) uint64 {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.pushed[id]
+}
+
+func (sess *session) setPushed(id string, seq uint64) {
+	sess.mu.Lock()
+	sess.pushed[id] = seq
+	sess.mu.Unlock()
+}
+
+func (sess *session) forget(id string) {
+	sess.mu.Lock()
+	delete(sess.pushed, id)
+	sess.mu.Unlock()
+}
+
+// pump sends the notifications of one process to conn in seq order, at the
+// pace conn's writes allow. It never buffers beyond the process's ring: when
+// the client stops reading, the pump blocks in Notify and output waits (and
+// is eventually evicted) in the ring, so memory stays bounded.
+func (c *connection) pump(ctx context.Context, conn *jsonrpc.Conn, sess *session, p *procs.Process, after uint64) {
+	defer c.pumps.Done()
+	id := p.ID()
+	for {
+		batch := p.Events(after, 256<<10)
+		for _, ev := range batch.Events {
+			var err error
+			switch ev.Kind {
+			case procs.EventOutput:
+				err = execproto.ProcessOutput.Notify(ctx, conn, execproto.ProcessOutputNotification{
+					ProcessID: id, Seq: ev.Seq, Stream: execproto.OutputStream(ev.Stream), Chunk: ev.Data,
+				})
+			case procs.EventExited:
+				err = execproto.ProcessExited.Notify(ctx, conn, execproto.ProcessExitedNotification{
+					ProcessID: id, Seq: ev.Seq, ExitCode: int32(ev.ExitCode),
+				})
+			case procs.EventClosed:
+				err = execproto.ProcessClosed.Notify(ctx, conn, execproto.ProcessClosedNotification{
+					ProcessID: id, Seq: ev.Seq,
+				})
+			}
+			if err != nil {
+				return
+			}
+			after = ev.Seq
+			sess.setPushed(id, after)
+			if ev.Kind == procs.EventClosed {
+				return
+			}
+		}
+		if len(batch.Events) > 0 {
+			continue
+		}
+		if err := p.Wait(ctx, after); err != nil {
+			return
+		}
+	}
+}
