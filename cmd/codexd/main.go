@@ -1,0 +1,90 @@
+// Command codexd is one binary for codexd's servers and clients:
+//
+//	codexd exec-server --listen ws://127.0.0.1:0   serve the exec-server
+//	codexd exec [--server URL] -- CMD ARGS...      run a command remotely
+//
+// It only parses flags and hands over to the packages that do the work.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/codexd/codexd/execcli"
+	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/jsonrpc"
+)
+
+const usage = `usage:
+  codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--session-ttl D]
+  codexd exec [--server ws://HOST:PORT] [--tty] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "exec-server":
+		return runExecServer(args[1:], stdin, stdout, stderr)
+	case "exec":
+		return runExec(args[1:], stdin, stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "codexd: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exec-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "ws://127.0.0.1:0", "where to listen: ws://IP:PORT, unix://PATH, stdio:// or off")
+	var roots multiFlag
+	fs.Var(&roots, "root", "confine fs paths and process cwd to `DIR` (repeatable)")
+	tokenFile := fs.String("auth-token-file", "", "require this bearer token on WebSocket upgrades")
+	ttl := fs.Duration("session-ttl", execserver.DefaultSessionTTL, "how long a detached session keeps its processes")
+	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in bytes")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	addr, err := jsonrpc.ParseListenURL(*listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "codexd exec-server:", err)
+		return 2
+	}
+	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage}
+	if *tokenFile != "" {
+		if cfg.AuthToken, err = execserver.ReadAuthToken(*tokenFile); err != nil {
+			fmt.Fprintln(stderr, "codexd exec-server:", err)
+			return 2
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := execserver.Run(ctx, cfg, addr, stdin, stdout); err != nil {
+		fmt.Fprintln(stderr, "codexd exec-server:", err)
+		return 1
+	}
+	return 0
+}
+
+func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return execcli.Main(args, stdin, stdout, stderr)
+}

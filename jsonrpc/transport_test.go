@@ -1,0 +1,106 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWebSocketTransport(t *testing.T) {
+	served := make(chan *Conn, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st, err := AcceptWebSocket(w, r, 1024)
+		if err != nil {
+			return
+		}
+		c := NewConn(st, Options{Handler: echoMux()})
+		served <- c
+		<-c.Done()
+	}))
+	defer hs.Close()
+	ctx := context.Background()
+	st, err := DialWebSocket(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConn(st, Options{})
+	srvConn := recv(t, served)
+	res, err := echo.Call(ctx, c, echoParams{Text: "over ws"})
+	if err != nil || res.Text != "over ws" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+	// Beyond the server's 1 KiB limit the WebSocket is closed with 1009.
+	_, err = echo.Call(ctx, c, echoParams{Text: strings.Repeat("x", 4096)})
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("oversize over ws: %v, want ErrClosed", err)
+	}
+	recv(t, srvConn.Done())
+	if e := srvConn.Err(); e == nil || !strings.Contains(e.Error(), "1009") && !strings.Contains(e.Error(), "limit") {
+		t.Fatalf("server side ended with %v, want a message-too-big error", e)
+	}
+	c.Close()
+}
+
+func TestUnixSocketTransport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rpc.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c := NewConn(NewLineStream(nc, 0), Options{Handler: echoMux()})
+		<-c.Done()
+	}()
+	nc, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConn(NewLineStream(nc, 0), Options{})
+	for _, text := range []string{"a", "b\nc", "unicode é ✓"} {
+		res, err := echo.Call(context.Background(), c, echoParams{Text: text})
+		if err != nil || res.Text != text {
+			t.Fatalf("echo %q = %+v, %v", text, res, err)
+		}
+	}
+	c.Close()
+	recv(t, done)
+}
+
+func TestParseListenURL(t *testing.T) {
+	good := map[string]Listen{
+		"stdio://":            {Scheme: "stdio"},
+		"stdio":               {Scheme: "stdio"},
+		"off":                 {Scheme: "off"},
+		"ws://127.0.0.1:0":    {Scheme: "ws", Addr: "127.0.0.1:0"},
+		"ws://[::1]:8080":     {Scheme: "ws", Addr: "[::1]:8080"},
+		"ws://localhost:9000": {Scheme: "ws", Addr: "localhost:9000"},
+		"unix:///tmp/x.sock":  {Scheme: "unix", Addr: "/tmp/x.sock"},
+		"unix://rel.sock":     {Scheme: "unix", Addr: "rel.sock"},
+	}
+	for in, want := range good {
+		got, err := ParseListenURL(in)
+		if err != nil || got != want {
+			t.Errorf("ParseListenURL(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+		if err == nil && got.String() == "" {
+			t.Errorf("%q formats as empty", in)
+		}
+	}
+	for _, bad := range []string{"", "ws://", "ws://127.0.0.1", "ws://example.com:80", "http://127.0.0.1:80", "unix://", "stdio://x", "ws://127.0.0.1:notaport", "tcp"} {
+		if _, err := ParseListenURL(bad); err == nil {
+			t.Errorf("ParseListenURL(%q) accepted", bad)
+		}
+	}
+}
