@@ -263,7 +263,6 @@ func (c *connection) processStart(ctx context.Context, sess *session, p execprot
 	// The response goes out before any notification of the process, as in
 	// Codex; only then does the pump start.
 	conn := jsonrpc.ConnFrom(ctx)
-	sess.forget(p.ProcessID)
 	if err := conn.Respond(jsonrpc.RequestFrom(ctx).ID, execproto.ProcessStartResponse{
 		ProcessID: p.ProcessID, SandboxType: execproto.SandboxTypeNone,
 	}, nil); err != nil {

@@ -25,29 +25,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/readyz", "/healthz":
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = io.WriteString(w, "ok\n")
+		// Codex answers 200 with an empty body (and has no /healthz).
+		w.WriteHeader(http.StatusOK)
+		return
+	case "/":
+	default:
+		http.NotFound(w, r)
 		return
 	}
-	if s.cfg.AuthToken != "" && !s.authorized(r) {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-		return
+	if s.cfg.AuthToken != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		switch {
+		case !ok:
+			http.Error(w, "missing websocket bearer token", http.StatusUnauthorized)
+			return
+		case subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.AuthToken)) != 1:
+			http.Error(w, "invalid websocket bearer token", http.StatusUnauthorized)
+			return
+		}
 	}
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		http.Error(w, "this endpoint speaks JSON-RPC over WebSocket", http.StatusUpgradeRequired)
-		return
-	}
+	// Accept answers 400 to anything that is not a WebSocket upgrade.
 	stream, err := jsonrpc.AcceptWebSocket(w, r, s.cfg.MaxMessage)
 	if err != nil {
 		return // Accept has written the error response
 	}
 	_ = s.ServeStreamFrom(stream, "websocket", r.RemoteAddr)
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.AuthToken)) == 1
 }
 
 // Listener serves the exec-server on one --listen address.

@@ -300,8 +300,16 @@ func (c *connection) onInvalid(ctx context.Context, de *jsonrpc.DecodeError) (*j
 	id := jsonrpc.Int64ID(-1)
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
 		Code:    jsonrpc.CodeInvalidRequest,
-		Message: fmt.Sprintf("failed to parse %s JSON-RPC message from exec-server %s %s: %s", c.transport, c.transport, c.peer, de.Error()),
+		Message: c.parseErrorPrefix() + de.Error(),
 	}}, nil
+}
+
+// parseErrorPrefix is how Codex introduces a parse error on each transport.
+func (c *connection) parseErrorPrefix() string {
+	if c.transport == "websocket" {
+		return fmt.Sprintf("failed to parse websocket JSON-RPC message from exec-server websocket %s: ", c.peer)
+	}
+	return fmt.Sprintf("failed to parse JSON-RPC message from exec-server %s: ", c.transport)
 }
 
 // gate enforces the handshake for a method family, with Codex's messages.
@@ -356,20 +364,19 @@ func (c *connection) initialize(ctx context.Context, p execproto.InitializeParam
 	}, nil); err != nil {
 		return execproto.InitializeResponse{}, err
 	}
-	// A resumed session's processes go on notifying this connection from
-	// where the last one stopped, so no output is lost across the gap.
+	// A resumed session's running processes notify this connection of what
+	// they do from now on. As in Codex, what happened while detached is not
+	// replayed as notifications: the client reads it with process/read
+	// (afterSeq = the last seq it saw), which returns the retained history.
 	if p.ResumeSessionID != nil {
 		for _, proc := range sess.procs.Processes() {
-			after := sess.lastPushed(proc.ID())
 			select {
 			case <-proc.Done():
-				if after+1 >= proc.NextSeq() {
-					continue // everything, closed included, was already sent
-				}
+				continue
 			default:
 			}
 			c.pumps.Add(1)
-			go c.pump(c.pumpCtx, conn, sess, proc, after)
+			go c.pump(c.pumpCtx, conn, sess, proc, proc.NextSeq()-1)
 		}
 	}
 	return execproto.InitializeResponse{}, jsonrpc.ErrAsyncResponse

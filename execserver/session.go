@@ -24,8 +24,7 @@ type session struct {
 	mu       sync.Mutex
 	owner    *connection // attached connection, or nil when detached
 	expiry   *time.Timer // running while detached
-	pushed   map[string]uint64
-	finished bool // expired or closed: no connection may attach
+	finished bool        // expired or closed: no connection may attach
 }
 
 func newSessionID() string {
@@ -45,11 +44,10 @@ func (s *Server) attach(c *connection, resumeID *string) (*session, error) {
 	}
 	if resumeID == nil {
 		sess := &session{
-			id:     newSessionID(),
-			srv:    s,
-			procs:  procs.NewManager(s.cfg.Procs),
-			owner:  c,
-			pushed: make(map[string]uint64),
+			id:    newSessionID(),
+			srv:   s,
+			procs: procs.NewManager(s.cfg.Procs),
+			owner: c,
 		}
 		s.sessions[sess.id] = sess
 		s.sessionsDone.Add(1)
@@ -133,26 +131,6 @@ func (sess *session) isOwner(c *connection) bool {
 	return sess.owner == c
 }
 
-// lastPushed is the seq of the last notification of process id that went to
-// a client, so a resuming connection continues where the last one stopped.
-func (sess *session) lastPushed(id string) uint64 {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.pushed[id]
-}
-
-func (sess *session) setPushed(id string, seq uint64) {
-	sess.mu.Lock()
-	sess.pushed[id] = seq
-	sess.mu.Unlock()
-}
-
-func (sess *session) forget(id string) {
-	sess.mu.Lock()
-	delete(sess.pushed, id)
-	sess.mu.Unlock()
-}
-
 // pump sends the notifications of one process to conn in seq order, at the
 // pace conn's writes allow. It never buffers beyond the process's ring: when
 // the client stops reading, the pump blocks in Notify and output waits (and
@@ -182,7 +160,6 @@ func (c *connection) pump(ctx context.Context, conn *jsonrpc.Conn, sess *session
 				return
 			}
 			after = ev.Seq
-			sess.setPushed(id, after)
 			if ev.Kind == procs.EventClosed {
 				return
 			}
