@@ -516,17 +516,18 @@ func (c *Conn) handleCall(req *Request) {
 func (c *Conn) run(in *inboundCall, key string) {
 	defer c.handlers.Done()
 	for in != nil {
-		select {
-		case c.sem <- struct{}{}:
-			result, err := c.opts.Handler.Handle(in.ctx, in.req)
-			<-c.sem
-			if !errors.Is(err, ErrAsyncResponse) {
-				c.answer(in, result, err)
-			}
-		case <-c.ctx.Done():
-			c.answer(in, nil, ErrClosed)
-		}
+		// A request admitted before the connection started closing still
+		// runs (with a cancelled context), so that what was asked before a
+		// client hung up is answered while the stream drains.
+		c.sem <- struct{}{}
+		result, err := c.opts.Handler.Handle(in.ctx, in.req)
+		<-c.sem
+		// The id is released before the response is written, so a client
+		// may reuse it as soon as it sees the answer.
 		c.handlerReturned(in)
+		if !errors.Is(err, ErrAsyncResponse) {
+			c.answer(in, result, err)
+		}
 		in = nil
 		if key != "" {
 			c.mu.Lock()

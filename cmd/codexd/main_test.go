@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestUsageErrors(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty-token")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, 2, "usage"},
+		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"exec-server", "--listen", "tcp://x"}, 2, "unknown scheme"},
+		{[]string{"exec-server", "--listen", "ws://example.com:1"}, 2, "IP address"},
+		{[]string{"exec-server", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"exec-server", "--auth-token-file", empty}, 2, "is empty"},
+		{[]string{"exec-server", "--auth-token-file", filepath.Join(t.TempDir(), "missing")}, 2, "no such file"},
+		{[]string{"help"}, 0, ""},
+	}
+	for _, tc := range cases {
+		var out, errb bytes.Buffer
+		code := run(tc.args, strings.NewReader(""), &out, &errb)
+		if code != tc.code || !strings.Contains(errb.String()+out.String(), tc.msg) {
+			t.Errorf("run(%q) = %d, %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.msg)
+		}
+	}
+}
+
+func TestExecServerOverStdio(t *testing.T) {
+	// A whole session over stdio: initialize, then stdin ends and the
+	// server exits 0, printing nothing but protocol on stdout.
+	in := strings.NewReader(`{"id":1,"method":"initialize","params":{"clientName":"t"}}` + "\n")
+	var out, errb bytes.Buffer
+	if code := run([]string{"exec-server", "--listen", "stdio://"}, in, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], `{"id":1,"result":{"sessionId":"`) {
+		t.Fatalf("stdout = %q", out.String())
+	}
+}
