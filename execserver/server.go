@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/codexd/codexd/execproto"
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/execserver/httpreq"
@@ -202,6 +204,8 @@ func (s *Server) ServeStreamFrom(stream jsonrpc.Stream, transport, peer string) 
 		Limits:            s.cfg.Limits,
 		MaxConcurrency:    s.cfg.MaxConcurrency,
 		Admit:             c.admit,
+		OrderKey:          orderKey,
+		Unbounded:         unbounded,
 		OnUnknownResponse: c.onUnknownResponse,
 		OnInvalid:         c.onInvalid,
 		Logger:            s.log,
@@ -359,25 +363,63 @@ func (c *connection) initialize(ctx context.Context, p execproto.InitializeParam
 		c.phase = phaseReady
 	}
 	c.mu.Unlock()
+	// A resumed session's running processes notify this connection of what
+	// they do from now on. As in Codex, what happened while detached is not
+	// replayed as notifications: the client reads it with process/read
+	// (afterSeq = the last seq it saw), which returns the retained history.
+	// Where each pump starts is fixed before the response goes out, so that
+	// nothing a process does after a client's first read can fall between
+	// that read and the pump.
+	type resume struct {
+		proc  *procs.Process
+		after uint64
+	}
+	var resumes []resume
+	if p.ResumeSessionID != nil {
+		for _, proc := range sess.procs.Processes() {
+			after := proc.NextSeq() - 1
+			select {
+			case <-proc.Done():
+				continue // the client learns how it ended with process/read
+			default:
+			}
+			resumes = append(resumes, resume{proc, after})
+		}
+	}
 	if err := conn.Respond(jsonrpc.RequestFrom(ctx).ID, execproto.InitializeResponse{
 		SessionID: sess.id, EnvironmentInfo: c.srv.env,
 	}, nil); err != nil {
 		return execproto.InitializeResponse{}, err
 	}
-	// A resumed session's running processes notify this connection of what
-	// they do from now on. As in Codex, what happened while detached is not
-	// replayed as notifications: the client reads it with process/read
-	// (afterSeq = the last seq it saw), which returns the retained history.
-	if p.ResumeSessionID != nil {
-		for _, proc := range sess.procs.Processes() {
-			select {
-			case <-proc.Done():
-				continue
-			default:
-			}
-			c.pumps.Add(1)
-			go c.pump(c.pumpCtx, conn, sess, proc, proc.NextSeq()-1)
-		}
+	for _, r := range resumes {
+		c.pumps.Add(1)
+		go c.pump(c.pumpCtx, conn, sess, r.proc, r.after)
 	}
 	return execproto.InitializeResponse{}, jsonrpc.ErrAsyncResponse
+}
+
+// orderKey keeps the writes to one process in the order they arrived (the
+// handlers of a connection otherwise run concurrently).
+func orderKey(req *jsonrpc.Request) string {
+	if req.Method != execproto.MethodProcessWrite {
+		return ""
+	}
+	var p struct {
+		ProcessID string `json:"processId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return ""
+	}
+	return "write\x00" + p.ProcessID
+}
+
+// unbounded lets the requests that stop a process through even when every
+// handler slot is held, for example by writes to children that do not read
+// their stdin.
+func unbounded(req *jsonrpc.Request) bool {
+	switch req.Method {
+	case execproto.MethodProcessTerminate, execproto.MethodProcessSignal, execproto.MethodEnvironmentStatus:
+		return true
+	}
+	return false
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/codexd/codexd/execproto"
 	"github.com/codexd/codexd/execserver/fsops"
+	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -54,9 +55,9 @@ func dial(t *testing.T, url string, header http.Header) (*client, error) {
 	t.Helper()
 	c := &client{
 		t:       t,
-		output:  make(chan execproto.ProcessOutputNotification, 1024),
-		exited:  make(chan execproto.ProcessExitedNotification, 64),
-		closed:  make(chan execproto.ProcessClosedNotification, 64),
+		output:  make(chan execproto.ProcessOutputNotification, 2048),
+		exited:  make(chan execproto.ProcessExitedNotification, 2048),
+		closed:  make(chan execproto.ProcessClosedNotification, 2048),
 		missing: make(chan execproto.FsMissingChangedNotification, 8),
 	}
 	mux := jsonrpc.NewMux()
@@ -458,3 +459,135 @@ func TestUnixAndStdioListeners(t *testing.T) {
 type netDialer struct{}
 
 func (netDialer) dial(path string) (net.Conn, error) { return net.Dial("unix", path) }
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestProcessChurnOverTheWire starts 1,000 short processes through one
+// connection and checks that every one closes and that no descriptor is
+// left behind; goleak (TestMain) checks the goroutines.
+func TestProcessChurnOverTheWire(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 processes")
+	}
+	srv, url := newTestServer(t, Config{Procs: procsConfigForChurn()})
+	c := connect(t, url, "")
+	before := openFDs(t)
+	const n = 1000
+	const window = 50
+	sem := make(chan struct{}, window)
+	errs := make(chan error, n)
+	go func() {
+		for i := 0; i < n; i++ {
+			sem <- struct{}{}
+			_, err := execproto.ProcessStart.Call(context.Background(), c.conn, execproto.ProcessStartParams{
+				ProcessID: fmt.Sprintf("churn-%d", i), Argv: []string{"true"}, Cwd: "file:///", Env: map[string]string{},
+			})
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	for i := 0; i < n; i++ {
+		select {
+		case <-c.closed:
+			<-sem
+		case err := <-errs:
+			t.Fatal(err)
+		case <-time.After(deadline):
+			t.Fatalf("only %d of %d processes closed", i, n)
+		}
+	}
+	c.conn.Close()
+	srv.Close()
+	if after := openFDs(t); after > before {
+		t.Fatalf("%d descriptors open after the churn, %d before", after, before)
+	}
+}
+
+// procsConfigForChurn keeps closed processes briefly, so that 1,000 of them
+// do not all sit in the table; retention itself is tested in procs.
+func procsConfigForChurn() procs.Config {
+	return procs.Config{ClosedTTL: time.Second}
+}
+
+// TestTerminateGetsThroughBlockedWrites fills every handler slot with writes
+// to children that never read their stdin; a terminate still gets through,
+// and unblocks them.
+func TestTerminateGetsThroughBlockedWrites(t *testing.T) {
+	srv, url := newTestServer(t, Config{MaxConcurrency: 2})
+	c := connect(t, url, "")
+	ctx := context.Background()
+	chunk := make([]byte, 64<<10)
+	writesDone := make(chan error, 2)
+	accepted := make(chan struct{}, 1024)
+	for _, id := range []string{"a", "b"} {
+		c.start(id, "sleep", "300")
+		go func(id string) {
+			var err error
+			for i := 0; err == nil && i < 400; i++ {
+				var res execproto.ProcessWriteResponse
+				res, err = execproto.ProcessWrite.Call(ctx, c.conn, execproto.ProcessWriteParams{ProcessID: id, Chunk: chunk, WriteID: fmt.Sprint(i)})
+				if err == nil && res.Status != "accepted" {
+					break // the child is gone
+				}
+				if err == nil {
+					accepted <- struct{}{}
+				}
+			}
+			writesDone <- err
+		}(id)
+	}
+	// sleep never reads: once a child's pipe (64 KiB) and its stdin queue
+	// (128 writes) are full, its next write parks in a handler slot. Wait
+	// until both have filled theirs; terminate must not wait for a slot.
+	for i := 0; i < 2*130; i++ {
+		within(t, accepted, "accepted writes")
+	}
+	// Each writer has one write in flight at a time: two in flight now
+	// means both are parked.
+	waitFor(t, "both writes parked", func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		for conn := range srv.conns {
+			return conn.InFlight() == 2
+		}
+		return false
+	})
+	for _, id := range []string{"a", "b"} {
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := execproto.ProcessTerminate.Call(tctx, c.conn, execproto.ProcessTerminateParams{ProcessID: id})
+		cancel()
+		if err != nil {
+			t.Fatalf("terminate %s: %v", id, err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if err := within(t, writesDone, "writes end"); err != nil && rpcCode(err) == 0 {
+			t.Fatalf("writes: %v", err)
+		}
+	}
+}
+
+// waitFor waits until cond holds, checking it on a ticker, for at most the
+// test deadline. It waits for a state, not for time to pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	limit := time.After(deadline)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-limit:
+			t.Fatalf("%s: not within %v", what, deadline)
+		}
+	}
+}

@@ -137,6 +137,11 @@ func (sess *session) isOwner(c *connection) bool {
 // is eventually evicted) in the ring, so memory stays bounded.
 func (c *connection) pump(ctx context.Context, conn *jsonrpc.Conn, sess *session, p *procs.Process, after uint64) {
 	defer c.pumps.Done()
+	// Holding the output makes the child wait for this client instead of
+	// the ring dropping what the client has not been sent: no seq is ever
+	// skipped while a client is attached.
+	p.Hold(after)
+	defer p.Release()
 	id := p.ID()
 	for {
 		batch := p.Events(after, 256<<10)
@@ -160,6 +165,7 @@ func (c *connection) pump(ctx context.Context, conn *jsonrpc.Conn, sess *session
 				return
 			}
 			after = ev.Seq
+			p.Ack(after)
 			if ev.Kind == procs.EventClosed {
 				return
 			}

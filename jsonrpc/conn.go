@@ -64,6 +64,11 @@ type Options struct {
 	// IDPolicy, when set, vets the id of each inbound request; an error
 	// rejects the request (an *Error is sent as is, others as -32600).
 	IDPolicy func(ID) error
+	// Unbounded, when set, picks requests that run without taking one of the
+	// MaxConcurrency slots (they still count against MaxInbound): short
+	// control requests, such as a terminate, that must get through even
+	// when every slot is held by handlers waiting on something.
+	Unbounded func(*Request) bool
 	// OrderKey, when set, names an ordering key for a request: requests with
 	// the same non-empty key run one at a time, in arrival order.
 	OrderKey func(*Request) string
@@ -109,8 +114,8 @@ type CallOptions struct {
 // both guards against duplicate ids and holds deferred responses), the
 // per-key queues, and whether the connection is closing. Three kinds of
 // goroutine touch it: the reader (one per Conn), handler runners (at most
-// MaxConcurrency at once) and callers. Writes go through writeMu, so a
-// message is never interleaved with another.
+// MaxConcurrency at once) and callers. Writes go through the write queue
+// (wq), so a message is never interleaved with another.
 type Conn struct {
 	stream Stream
 	opts   Options
@@ -119,8 +124,8 @@ type Conn struct {
 	ctx    context.Context // cancelled when the connection starts to close
 	cancel context.CancelFunc
 
-	writeMu sync.Mutex
-	sem     chan struct{} // one token per running handler
+	wq  writeQueue
+	sem chan struct{} // one token per running handler
 
 	mu    sync.Mutex
 	state connState
@@ -161,10 +166,11 @@ type pendingCall struct {
 }
 
 type inboundCall struct {
-	req      *Request
-	ctx      context.Context
-	returned bool // the handler has returned
-	answered bool // the response has been written (or dropped on close)
+	req       *Request
+	ctx       context.Context
+	returned  bool // the handler has returned
+	unbounded bool // runs outside MaxConcurrency (Options.Unbounded)
+	answered  bool // the response has been written (or dropped on close)
 }
 
 // NewConn starts serving stream: it reads until the stream ends or Close is
@@ -203,6 +209,10 @@ func NewConn(stream Stream, opts Options) *Conn {
 	c.state.pending = make(map[ID]*pendingCall)
 	c.state.inbound = make(map[ID]*inboundCall)
 	c.state.queues = make(map[string][]*inboundCall)
+	c.wq.space = sync.NewCond(&c.wq.mu)
+	if ls, ok := stream.(interface{ setLimits(Limits) }); ok {
+		ls.setLimits(opts.Limits)
+	}
 	go c.readLoop()
 	return c
 }
@@ -297,7 +307,16 @@ func (c *Conn) finish() {
 	// still go out while the stream is open, unless a handler is stuck (a
 	// peer that stopped reading can block a write forever).
 	drained := make(chan struct{})
-	go func() { c.handlers.Wait(); close(drained) }()
+	go func() {
+		c.handlers.Wait()
+		// Handlers may return with their responses still queued.
+		c.wq.mu.Lock()
+		for c.wq.err == nil && (c.wq.flushing || len(c.wq.pending) > 0) {
+			c.wq.space.Wait()
+		}
+		c.wq.mu.Unlock()
+		close(drained)
+	}()
 	t := time.NewTimer(c.opts.DrainTimeout)
 	select {
 	case <-drained:
@@ -326,10 +345,9 @@ func (c *Conn) readLoop() {
 	defer close(c.readDone)
 	for {
 		data, err := c.stream.Read()
-		var tooLarge *TooLargeError
-		if errors.As(err, &tooLarge) {
+		if refused, ok := err.(*DecodeError); ok {
 			// The stream skipped the message; tell the peer and go on.
-			if err := c.handleInvalid(&DecodeError{Offset: tooLarge.Size, Reason: tooLarge.Error()}); err != nil {
+			if err := c.handleInvalid(refused); err != nil {
 				c.failPendingNow()
 				c.shutdown(err)
 				return
@@ -480,34 +498,39 @@ func (c *Conn) handleCall(req *Request) {
 		return
 	}
 	c.state.inbound[req.ID] = in
+	// Counted while closing is known to be false, so that the drain in
+	// finish (which starts after closing is set) waits for this request.
+	c.handlers.Add(1)
 	c.mu.Unlock()
 
 	if c.opts.Admit != nil {
 		if err := c.opts.Admit(ctx, req); err != nil {
 			c.answer(in, nil, err)
 			c.handlerReturned(in)
+			c.handlers.Done()
 			return
 		}
 	}
+	in.unbounded = c.opts.Unbounded != nil && c.opts.Unbounded(req)
 	key := ""
 	if c.opts.OrderKey != nil {
 		key = c.opts.OrderKey(req)
 	}
 	if key == "" {
-		c.handlers.Add(1)
 		go c.run(in, "")
 		return
 	}
 	c.mu.Lock()
 	q, busy := c.state.queues[key]
 	if busy {
-		// The runner of this key picks it up when the ones before it end.
+		// The runner of this key picks it up when the ones before it end,
+		// and is already counted.
 		c.state.queues[key] = append(q, in)
 		c.mu.Unlock()
+		c.handlers.Done()
 		return
 	}
 	c.state.queues[key] = q[:0]
-	c.handlers.Add(1)
 	c.mu.Unlock()
 	go c.run(in, key)
 }
@@ -519,9 +542,13 @@ func (c *Conn) run(in *inboundCall, key string) {
 		// A request admitted before the connection started closing still
 		// runs (with a cancelled context), so that what was asked before a
 		// client hung up is answered while the stream drains.
-		c.sem <- struct{}{}
+		if !in.unbounded {
+			c.sem <- struct{}{}
+		}
 		result, err := c.opts.Handler.Handle(in.ctx, in.req)
-		<-c.sem
+		if !in.unbounded {
+			<-c.sem
+		}
 		// The id is released before the response is written, so a client
 		// may reuse it as soon as it sees the answer.
 		c.handlerReturned(in)
@@ -608,14 +635,85 @@ func (c *Conn) writeResponse(r *Response) {
 	}
 }
 
+// write queues msg for the transport. The goroutine that finds no flush
+// under way becomes the flusher: it writes everything queued, in order, in
+// as few transport writes as the stream allows (one system call for a batch
+// on a line stream), while the others return once their message is queued.
+// The queue holds at most maxQueued bytes beyond the message being written;
+// past that, writers wait, so a peer that stops reading blocks its writers
+// rather than growing memory. A write error ends the connection; callers
+// waiting for responses then get ErrClosed.
 func (c *Conn) write(msg []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	if err := c.stream.Write(msg); err != nil {
+	q := &c.wq
+	q.mu.Lock()
+	for q.err == nil && q.bytes > 0 && q.bytes+len(msg) > maxQueued {
+		q.space.Wait()
+	}
+	if q.err != nil {
+		err := q.err
+		q.mu.Unlock()
+		return err
+	}
+	q.pending = append(q.pending, msg)
+	q.bytes += len(msg)
+	if q.flushing {
+		q.mu.Unlock()
+		return nil
+	}
+	q.flushing = true
+	var err error
+	for len(q.pending) > 0 && err == nil {
+		batch := q.pending
+		q.pending, q.spare = q.spare[:0], nil
+		q.bytes = 0
+		q.space.Broadcast()
+		q.mu.Unlock()
+		err = c.writeBatch(batch)
+		clear(batch)
+		q.mu.Lock()
+		q.spare = batch[:0]
+	}
+	q.flushing = false
+	if err != nil && q.err == nil {
+		q.err = fmt.Errorf("%w: %w", ErrClosed, err)
+		q.pending = nil
+		q.bytes = 0
+	}
+	q.space.Broadcast()
+	q.mu.Unlock()
+	if err != nil {
 		c.shutdown(fmt.Errorf("write: %w", err))
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	return nil
+}
+
+// maxQueued bounds the bytes waiting behind the message being written.
+const maxQueued = 1 << 20
+
+type batchWriter interface{ writeBatch(msgs [][]byte) error }
+
+func (c *Conn) writeBatch(msgs [][]byte) error {
+	if bw, ok := c.stream.(batchWriter); ok {
+		return bw.writeBatch(msgs)
+	}
+	for _, m := range msgs {
+		if err := c.stream.Write(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeQueue is the outbound half of a Conn; see write.
+type writeQueue struct {
+	mu       sync.Mutex
+	space    *sync.Cond
+	pending  [][]byte
+	spare    [][]byte
+	bytes    int
+	flushing bool
+	err      error
 }
 
 // Notify sends a notification.

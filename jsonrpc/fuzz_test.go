@@ -48,3 +48,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGuard checks that the transport's guard never refuses a message the
+// decoder would accept, however the message is split into pieces.
+func FuzzGuard(f *testing.F) {
+	f.Add([]byte(`{"id":1,"method":"m","params":["[[[\"\\",{"a":"]]]"}]}`), uint8(3))
+	f.Add([]byte(`{"id":1,"method":"m","params":[1,2,3,4,5,6,7,8,9]}`), uint8(1))
+	f.Add([]byte(`{"id":1,"method":"m","params":"\\\\\\\"[[[[[[[[[["}`), uint8(7))
+	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
+		lim := Limits{MaxValues: 8, MaxDepth: 4}
+		_, decErr := Decode(data, lim)
+		var g guard
+		g.reset(lim)
+		step := int(split%16) + 1
+		var gErr error
+		for i := 0; i < len(data) && gErr == nil; i += step {
+			gErr = g.scan(data[i:min(i+step, len(data))])
+		}
+		if gErr != nil && decErr == nil {
+			t.Fatalf("guard refused %q (%v), which the decoder accepts", data, gErr)
+		}
+	})
+}

@@ -17,18 +17,11 @@ import (
 // for every transport.
 const DefaultMaxMessage = 128 << 20
 
-// TooLargeError is returned by Stream.Read for a message over the limit. A
-// line stream has skipped the message and can go on reading; the Conn
-// reports the error to the peer and continues. A WebSocket stream closes
-// with status 1009 (message too big) instead, as the protocol prescribes.
-type TooLargeError struct {
-	Size  int64 // bytes seen before giving up (at least Limit+1)
-	Limit int64
-}
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("message larger than the limit of %d bytes", e.Limit)
-}
+// A Stream's Read may return a *DecodeError for a message it refused while
+// reading it (over the size limit, or caught by the guard); it has then
+// skipped that message and can go on reading, and the Conn answers it like
+// any invalid message. A WebSocket stream closes with status 1009 (message
+// too big) for a message over its limit instead, as the protocol prescribes.
 
 // lineStream frames messages as newline-delimited JSON: one message per line,
 // as Codex does on stdio and Unix sockets.
@@ -37,6 +30,8 @@ type lineStream struct {
 	w      *bufio.Writer
 	closer io.Closer
 	limit  int64
+	lim    Limits
+	guard  guard
 
 	closeOnce sync.Once
 	closeErr  error
@@ -77,55 +72,74 @@ func (s *lineStream) Read() ([]byte, error) {
 }
 
 // readLine returns one line, without its newline, in a buffer of its own.
+//
+// A line that fits the reader's buffer is copied out once. A longer one is
+// gathered in pieces and joined once it is complete, so it costs at most
+// twice its size, and the guard refuses a hostile one while it is still
+// arriving: after the limit is crossed, the rest of the line is skipped
+// without being kept.
 func (s *lineStream) readLine() ([]byte, error) {
 	frag, err := s.r.ReadSlice('\n')
 	if err == nil {
 		if int64(len(frag)-1) > s.limit {
-			return nil, &TooLargeError{Size: int64(len(frag) - 1), Limit: s.limit}
+			return nil, tooLarge(int64(len(frag)-1), s.limit)
 		}
 		out := make([]byte, len(frag)-1)
 		copy(out, frag)
 		return out, nil
 	}
-	var acc []byte
+	var pieces [][]byte
+	var total int64
+	s.guard.reset(s.lim)
 	for errors.Is(err, bufio.ErrBufferFull) {
-		if int64(len(acc)+len(frag)) > s.limit {
-			return nil, s.skipLine(int64(len(acc) + len(frag)))
+		total += int64(len(frag))
+		if total > s.limit {
+			s.skipLine()
+			return nil, tooLarge(total, s.limit)
 		}
-		acc = append(acc, frag...)
+		if gerr := s.guard.scan(frag); gerr != nil {
+			s.skipLine()
+			return nil, gerr
+		}
+		pieces = append(pieces, bytes.Clone(frag))
 		frag, err = s.r.ReadSlice('\n')
 	}
-	if err != nil {
-		if errors.Is(err, io.EOF) && len(acc)+len(frag) > 0 {
-			// A final message without a newline still counts.
-			if int64(len(acc)+len(frag)) > s.limit {
-				return nil, &TooLargeError{Size: int64(len(acc) + len(frag)), Limit: s.limit}
-			}
-			return append(acc, frag...), nil
-		}
+	last := frag
+	switch {
+	case err == nil:
+		last = frag[:len(frag)-1]
+	case errors.Is(err, io.EOF) && total+int64(len(frag)) > 0:
+		// A final message without a newline still counts.
+	default:
 		return nil, err
 	}
-	if int64(len(acc)+len(frag)-1) > s.limit {
-		return nil, &TooLargeError{Size: int64(len(acc) + len(frag) - 1), Limit: s.limit}
+	total += int64(len(last))
+	if total > s.limit {
+		return nil, tooLarge(total, s.limit)
 	}
-	acc = append(acc, frag[:len(frag)-1]...)
-	return acc, nil
+	out := make([]byte, 0, total)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return append(out, last...), nil
 }
 
-// skipLine discards the rest of an oversized line so reading can resume at
-// the next message.
-func (s *lineStream) skipLine(seen int64) error {
+func tooLarge(size, limit int64) error {
+	return &DecodeError{Offset: size, Reason: fmt.Sprintf("message larger than the limit of %d bytes", limit)}
+}
+
+// skipLine discards the rest of a refused line so reading can resume at the
+// next message.
+func (s *lineStream) skipLine() {
 	for {
-		frag, err := s.r.ReadSlice('\n')
-		seen += int64(len(frag))
-		if err == nil {
-			return &TooLargeError{Size: seen - 1, Limit: s.limit}
-		}
+		_, err := s.r.ReadSlice('\n')
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return err
+			return
 		}
 	}
 }
+
+func (s *lineStream) setLimits(lim Limits) { s.lim = lim }
 
 func (s *lineStream) Write(msg []byte) error {
 	if _, err := s.w.Write(msg); err != nil {
@@ -133,6 +147,20 @@ func (s *lineStream) Write(msg []byte) error {
 	}
 	if err := s.w.WriteByte('\n'); err != nil {
 		return err
+	}
+	return s.w.Flush()
+}
+
+// writeBatch writes several messages with one flush: one system call for
+// what the Conn queued while the previous write was under way.
+func (s *lineStream) writeBatch(msgs [][]byte) error {
+	for _, m := range msgs {
+		if _, err := s.w.Write(m); err != nil {
+			return err
+		}
+		if err := s.w.WriteByte('\n'); err != nil {
+			return err
+		}
 	}
 	return s.w.Flush()
 }
@@ -148,8 +176,13 @@ func (s *lineStream) Close() error {
 
 // wsStream carries one message per WebSocket text frame.
 type wsStream struct {
-	c *websocket.Conn
+	c       *websocket.Conn
+	lim     Limits
+	guard   guard
+	scratch []byte
 }
+
+func (s *wsStream) setLimits(lim Limits) { s.lim = lim }
 
 // NewWebSocketStream wraps an open WebSocket connection, limiting inbound
 // messages to maxMessage bytes (0 means DefaultMaxMessage).
@@ -191,7 +224,18 @@ func AcceptWebSocket(w http.ResponseWriter, r *http.Request, maxMessage int64) (
 
 func (s *wsStream) Read() ([]byte, error) {
 	for {
-		_, data, err := s.c.Read(context.Background())
+		_, r, err := s.c.Reader(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		data, err := s.readMessage(r)
+		if refused, ok := err.(*DecodeError); ok {
+			// Skip the rest of the refused message without keeping it.
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return nil, err
+			}
+			return nil, refused
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -200,6 +244,47 @@ func (s *wsStream) Read() ([]byte, error) {
 		}
 		return data, nil
 	}
+}
+
+// readMessage reads one message as the line stream reads a line: a short
+// one is copied out once; a long one is gathered in pieces under the guard
+// and joined once complete.
+func (s *wsStream) readMessage(r io.Reader) ([]byte, error) {
+	if s.scratch == nil {
+		s.scratch = make([]byte, 32<<10)
+	}
+	n, err := io.ReadFull(r, s.scratch)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return bytes.Clone(s.scratch[:n]), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.guard.reset(s.lim)
+	var pieces [][]byte
+	total := 0
+	for {
+		if gerr := s.guard.scan(s.scratch[:n]); gerr != nil {
+			return nil, gerr
+		}
+		pieces = append(pieces, bytes.Clone(s.scratch[:n]))
+		total += n
+		n, err = io.ReadFull(r, s.scratch)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if gerr := s.guard.scan(s.scratch[:n]); gerr != nil {
+		return nil, gerr
+	}
+	out := make([]byte, 0, total+n)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return append(out, s.scratch[:n]...), nil
 }
 
 func (s *wsStream) Write(msg []byte) error {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,70 @@ func TestParseListenURL(t *testing.T) {
 		if _, err := ParseListenURL(bad); err == nil {
 			t.Errorf("ParseListenURL(%q) accepted", bad)
 		}
+	}
+}
+
+func TestLineStreamGuardRefusesHostileEarly(t *testing.T) {
+	a, b := socketPair(t)
+	c := NewConn(NewLineStream(a, 0), Options{Handler: echoMux(), OnInvalid: func(ctx context.Context, de *DecodeError) (*Response, error) {
+		return &Response{ID: Int64ID(-1), Error: &Error{Code: CodeInvalidRequest, Message: de.Reason}}, nil
+	}})
+	raw := NewLineStream(b, 0)
+	defer func() { raw.Close(); c.Close() }()
+	hostile := compactZeros(1_000_000)
+	deep := []byte(`{"id":1,"method":"m","params":` + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + `}`)
+	for _, msg := range [][]byte{hostile, deep} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		wrote := make(chan error, 1)
+		go func() { wrote <- raw.Write(msg) }()
+		r := readMsg(t, raw).(*Response)
+		if err := recv(t, wrote); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if r.Error == nil || !strings.Contains(r.Error.Message, "more than") && !strings.Contains(r.Error.Message, "nesting") {
+			t.Fatalf("hostile message answered %+v", r)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > uint64(len(msg)) {
+			t.Fatalf("reading a %d-byte hostile line allocated %d bytes", len(msg), grew)
+		}
+	}
+	// The stream resynchronises on the next line.
+	writeRaw(t, raw, `{"id":2,"method":"test/echo","params":{"text":"after"}}`)
+	if r := readMsg(t, raw).(*Response); r.Error != nil || string(r.Result) != `{"text":"after"}` {
+		t.Fatalf("after hostile: %+v", r)
+	}
+}
+
+func TestWebSocketGuardRefusesHostileEarly(t *testing.T) {
+	invalid := make(chan *DecodeError, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st, err := AcceptWebSocket(w, r, 0)
+		if err != nil {
+			return
+		}
+		c := NewConn(st, Options{Handler: echoMux(), OnInvalid: func(ctx context.Context, de *DecodeError) (*Response, error) {
+			invalid <- de
+			return nil, nil
+		}})
+		<-c.Done()
+	}))
+	defer hs.Close()
+	st, err := DialWebSocket(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConn(st, Options{})
+	defer c.Close()
+	if err := st.Write(compactZeros(1_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	if de := recv(t, invalid); !strings.Contains(de.Reason, "more than 262144") {
+		t.Fatalf("refusal: %v", de)
+	}
+	if res, err := echo.Call(context.Background(), c, echoParams{Text: "still here"}); err != nil || res.Text != "still here" {
+		t.Fatalf("after hostile: %+v %v", res, err)
 	}
 }

@@ -112,42 +112,65 @@ type Measure struct {
 	Err                       error
 }
 
-// RunWorkload starts a fresh session, warms it up, and runs w runs times.
+// RunWorkload measures w for one implementation; see RunCell.
 func RunWorkload(impl Impl, t Transport, w Workload, d time.Duration, runs int) Measure {
-	m := Measure{Impl: impl.Name, Transport: t.Name, Workload: w.Name}
-	s, err := Start(impl, t)
-	if err != nil {
-		m.Err = err
-		return m
-	}
-	defer s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs+2)*d+60*time.Second)
+	return RunCell([]Impl{impl}, t, w, d, runs)[0]
+}
+
+// RunCell measures w over t for every implementation in impls. It starts
+// one session per implementation, warms each up, then interleaves the
+// measured runs (run 1 of every implementation, then run 2, ...), so that
+// a burst of load from elsewhere on the machine hits all of them alike
+// rather than skewing one cell. Each figure is the median over the runs.
+func RunCell(impls []Impl, t Transport, w Workload, d time.Duration, runs int) []Measure {
+	ms := make([]Measure, len(impls))
+	sessions := make([]*Session, len(impls))
+	var rates, allocs, bytes = make([][]float64, len(impls)), make([][]float64, len(impls)), make([][]float64, len(impls))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs+2)*time.Duration(len(impls))*d+120*time.Second)
 	defer cancel()
-	if _, _, err := w.Run(ctx, s, d/4); err != nil {
-		m.Err = fmt.Errorf("warm-up: %w", err)
-		return m
-	}
-	var rates, allocs, bytes []float64
-	for range runs {
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		ops, el, err := w.Run(ctx, s, d)
-		runtime.ReadMemStats(&after)
+	for i, impl := range impls {
+		ms[i] = Measure{Impl: impl.Name, Transport: t.Name, Workload: w.Name}
+		s, err := Start(impl, t)
 		if err != nil {
-			m.Err = err
-			return m
-		}
-		if ops == 0 {
+			ms[i].Err = err
 			continue
 		}
-		rates = append(rates, float64(ops)/el.Seconds())
-		allocs = append(allocs, float64(after.Mallocs-before.Mallocs)/float64(ops))
-		bytes = append(bytes, float64(after.TotalAlloc-before.TotalAlloc)/float64(ops))
+		defer s.Close()
+		if _, _, err := w.Run(ctx, s, d/4); err != nil {
+			ms[i].Err = fmt.Errorf("warm-up: %w", err)
+			continue
+		}
+		sessions[i] = s
 	}
-	m.Runs = len(rates)
-	m.Rate, m.Allocs, m.Bytes = median(rates), median(allocs), median(bytes)
-	return m
+	for r := range runs {
+		for k := range impls {
+			i := (k + r) % len(impls) // rotate the order between runs
+			s := sessions[i]
+			if s == nil || ms[i].Err != nil {
+				continue
+			}
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			ops, el, err := w.Run(ctx, s, d)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				ms[i].Err = err
+				continue
+			}
+			if ops == 0 {
+				continue
+			}
+			rates[i] = append(rates[i], float64(ops)/el.Seconds())
+			allocs[i] = append(allocs[i], float64(after.Mallocs-before.Mallocs)/float64(ops))
+			bytes[i] = append(bytes[i], float64(after.TotalAlloc-before.TotalAlloc)/float64(ops))
+		}
+	}
+	for i := range ms {
+		ms[i].Runs = len(rates[i])
+		ms[i].Rate, ms[i].Allocs, ms[i].Bytes = median(rates[i]), median(allocs[i]), median(bytes[i])
+	}
+	return ms
 }
 
 func median(xs []float64) float64 {

@@ -172,6 +172,17 @@ type Process struct {
 	reaping        bool          // once set, pid may be reused: never signal it
 	changed        chan struct{} // closed and replaced on every new event
 
+	// A consumer (the server's notification pump) holds the output while a
+	// client is attached: chunks it has not acknowledged are not evicted,
+	// and the reader waits for room instead, so the child blocks on its
+	// pipe as it would with a slow terminal. Without a holder the ring
+	// evicts, and a detached process keeps running.
+	held         bool
+	ackedThrough uint64
+	stopping     bool          // KillAll/close: never wait for room again
+	space        chan struct{} // closed and replaced when room may have appeared
+	spaceWaiters int
+
 	streamsDone chan struct{} // all output streams reached EOF
 	done        chan struct{} // closed, and every goroutine but the waiter gone
 
@@ -190,6 +201,7 @@ func newProcess(m *Manager, opts *StartOptions) *Process {
 		stdinOpen:   opts.TTY || opts.PipeStdin,
 		nextSeq:     1,
 		changed:     make(chan struct{}),
+		space:       make(chan struct{}),
 		streamsDone: make(chan struct{}),
 		done:        make(chan struct{}),
 		writeIDs:    idSet{max: m.cfg.WriteIDs},
@@ -272,6 +284,22 @@ func (p *Process) readLoop(o output) {
 func (p *Process) appendOutput(stream Stream, data []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	over := func() bool {
+		return p.ring.len() > 0 && (p.ring.bytes+len(data) > p.m.cfg.RingBytes || p.ring.len()+1 > p.m.cfg.RingChunks)
+	}
+	for p.held && !p.stopping && over() {
+		// Evict what the holder has taken; wait for it to take more.
+		if p.ring.at(0).Seq <= p.ackedThrough {
+			p.evictedThrough = p.ring.pop().Seq
+			continue
+		}
+		ch := p.space
+		p.spaceWaiters++
+		p.mu.Unlock()
+		<-ch
+		p.mu.Lock()
+		p.spaceWaiters--
+	}
 	seq := p.nextSeq
 	p.nextSeq++
 	p.ring.push(Chunk{Seq: seq, Stream: stream, Data: data})
@@ -333,9 +361,49 @@ func (p *Process) writeLoop() {
 	}
 }
 
+// Hold makes the caller the consumer of the output after seq: until
+// Release, chunks after the acknowledged seq are never evicted, and the
+// child is slowed down to the consumer's pace instead.
+func (p *Process) Hold(afterSeq uint64) {
+	p.mu.Lock()
+	p.held = true
+	p.ackedThrough = afterSeq
+	p.wakeSpaceLocked()
+	p.mu.Unlock()
+}
+
+// Ack records that the holder has taken every event through seq.
+func (p *Process) Ack(seq uint64) {
+	p.mu.Lock()
+	if seq > p.ackedThrough {
+		p.ackedThrough = seq
+		p.wakeSpaceLocked()
+	}
+	p.mu.Unlock()
+}
+
+// Release ends the hold: the ring evicts again, and the child runs freely.
+func (p *Process) Release() {
+	p.mu.Lock()
+	p.held = false
+	p.wakeSpaceLocked()
+	p.mu.Unlock()
+}
+
+func (p *Process) wakeSpaceLocked() {
+	if p.spaceWaiters > 0 {
+		close(p.space)
+		p.space = make(chan struct{})
+	}
+}
+
 // forceCloseOutputs ends output streams that a descendant outside the
 // process group still holds open.
 func (p *Process) forceCloseOutputs() {
+	p.mu.Lock()
+	p.stopping = true
+	p.wakeSpaceLocked()
+	p.mu.Unlock()
 	for _, o := range p.sp.outputs {
 		o.f.Close()
 	}

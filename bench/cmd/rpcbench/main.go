@@ -20,8 +20,8 @@ import (
 )
 
 func main() {
-	d := flag.Duration("d", 400*time.Millisecond, "duration of one measured run")
-	runs := flag.Int("runs", 3, "measured runs per cell (the median is reported)")
+	d := flag.Duration("d", 300*time.Millisecond, "duration of one measured run")
+	runs := flag.Int("runs", 5, "measured runs per cell (the median is reported)")
 	implF := flag.String("impl", "", "comma-separated substrings of implementation names to run (default all)")
 	workF := flag.String("workload", "", "comma-separated substrings of workload names to run (default all)")
 	transF := flag.String("transport", "", "pipe or tcp (default both)")
@@ -29,6 +29,7 @@ func main() {
 	throughput := flag.Bool("throughput", true, "run the throughput workloads")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the throughput workloads to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
+	mutexprofile := flag.String("mutexprofile", "", "write a mutex contention profile to this file at the end")
 	flag.Parse()
 
 	var impls []harness.Impl
@@ -45,6 +46,9 @@ func main() {
 	}
 	if *memprofile != "" {
 		runtime.MemProfileRate = 4096
+	}
+	if *mutexprofile != "" {
+		runtime.SetMutexProfileFraction(5)
 	}
 	v, _ := goVersion()
 	fmt.Printf("rpcbench: %s, %s, GOMAXPROCS=%d, NumCPU=%d, %s/%s; %d runs of %v per cell (median)\n\n",
@@ -66,9 +70,8 @@ func main() {
 				continue
 			}
 			for _, t := range trans {
-				for _, i := range impls {
-					m := harness.RunWorkload(i, t, w, *d, *runs)
-					fmt.Fprintf(os.Stderr, "%-18s %-5s %-22s %10.0f %s/s %7.1f allocs %v\n", w.Name, t.Name, i.Name, m.Rate, w.Unit, m.Allocs, errStr(m.Err))
+				for _, m := range harness.RunCell(impls, t, w, *d, *runs) {
+					fmt.Fprintf(os.Stderr, "%-18s %-5s %-22s %10.0f %s/s %7.1f allocs %v\n", w.Name, t.Name, m.Impl, m.Rate, w.Unit, m.Allocs, errStr(m.Err))
 					ms = append(ms, m)
 				}
 			}
@@ -109,14 +112,24 @@ func main() {
 	harness.WriteGoals(os.Stdout, ms, hs)
 
 	if *memprofile != "" {
-		f, err := os.Create(*memprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-			log.Fatal(err)
-		}
-		f.Close()
+		runtime.GC() // the profile covers allocations up to the last GC
+		writeProfile("allocs", *memprofile)
+	}
+	if *mutexprofile != "" {
+		writeProfile("mutex", *mutexprofile)
+	}
+}
+
+func writeProfile(name, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
 	}
 }
 
