@@ -163,10 +163,7 @@ func (c *connection) mux() *jsonrpc.Mux {
 		}
 		return nil, nil
 	})
-	handle(c, mux, execproto.Initialize, "", paramsSpec{structName: "InitializeParams", required: execproto.InitializeRequiredMembers},
-		func(ctx context.Context, _ *session, p execproto.InitializeParams) (execproto.InitializeResponse, error) {
-			return c.initialize(ctx, p)
-		})
+	// initialize is answered by admit, on the reader.
 	handle(c, mux, execproto.EnvironmentInfoM, "environment info", paramsSpec{unit: true},
 		func(ctx context.Context, _ *session, _ execproto.Unit) (execproto.EnvironmentInfo, error) {
 			return c.srv.env, nil

@@ -274,6 +274,13 @@ func (c *connection) teardown() {
 // of messages can decide: what the handshake's notifications mean.
 func (c *connection) admit(ctx context.Context, req *jsonrpc.Request) error {
 	if req.IsCall() {
+		if req.Method == execproto.MethodInitialize {
+			// Codex handles a connection's messages one at a time, so a
+			// client may pipeline initialize, initialized and its first
+			// requests. initialize therefore completes here, on the reader,
+			// before anything after it is read.
+			return c.admitInitialize(ctx, req)
+		}
 		return nil
 	}
 	if req.Method != execproto.MethodInitialized {
@@ -335,6 +342,23 @@ func (c *connection) gate(family string) (*session, error) {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session has been resumed by another connection")
 	}
 	return c.sess, nil
+}
+
+var initializeSpec = paramsSpec{structName: "InitializeParams", required: execproto.InitializeRequiredMembers}
+
+func (c *connection) admitInitialize(ctx context.Context, req *jsonrpc.Request) error {
+	if err := initializeSpec.check(req.Params); err != nil {
+		return err
+	}
+	p, err := jsonrpc.DecodeParams[execproto.InitializeParams](req.Params)
+	if err != nil {
+		return err
+	}
+	_, err = c.initialize(ctx, p)
+	if err != nil && !errors.Is(err, jsonrpc.ErrAsyncResponse) {
+		return rpcError(err)
+	}
+	return err
 }
 
 func (c *connection) initialize(ctx context.Context, p execproto.InitializeParams) (execproto.InitializeResponse, error) {

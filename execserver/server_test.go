@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/goleak"
 
 	"github.com/codexd/codexd/execproto"
@@ -588,6 +590,40 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		case <-tick.C:
 		case <-limit:
 			t.Fatalf("%s: not within %v", what, deadline)
+		}
+	}
+}
+
+// TestPipelinedHandshake sends initialize, initialized and a request without
+// waiting in between, which Codex (one message at a time) accepts.
+func TestPipelinedHandshake(t *testing.T) {
+	_, url := newTestServer(t, Config{})
+	w := dialWS(t, url)
+	w.send([]byte(`{"id":1,"method":"initialize","params":{"clientName":"pipelined"}}`))
+	w.send([]byte(`{"method":"initialized"}`))
+	w.send([]byte(`{"id":2,"method":"environment/status"}`))
+	if got := string(w.recv()); !strings.HasPrefix(got, `{"id":1,"result":{"sessionId"`) {
+		t.Fatalf("first answer %s", got)
+	}
+	if got := string(w.recv()); got != `{"id":2,"result":{"status":"ready"}}` {
+		t.Fatalf("second answer %s", got)
+	}
+}
+
+func TestOutputParamsEncodeLikeMarshal(t *testing.T) {
+	for _, tc := range []execproto.ProcessOutputNotification{
+		{ProcessID: "p-1", Seq: 7, Stream: "stdout", Chunk: []byte("hi\n")},
+		{ProcessID: "quote\"and\\slash é", Seq: 1 << 40, Stream: "pty", Chunk: []byte{0, 255, 10}},
+		{ProcessID: "", Seq: 1, Stream: "stderr", Chunk: []byte{}},
+	} {
+		want, err := json.Marshal(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qid, _ := jsontext.AppendQuote(nil, tc.ProcessID)
+		got := appendOutputParams(nil, qid, tc.Seq, string(tc.Stream), tc.Chunk)
+		if string(got) != string(want) {
+			t.Errorf("hand encoding\n got %s\nwant %s", got, want)
 		}
 	}
 }

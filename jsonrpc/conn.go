@@ -75,7 +75,10 @@ type Options struct {
 	// Admit, when set, runs on the reader for every request and notification
 	// in arrival order, before the handler is scheduled. An error rejects a
 	// request with that error; for a notification, it closes the connection.
-	// It must not block.
+	// ErrAsyncResponse means Admit has taken the request on itself and
+	// answers it with Respond (possibly before returning): a server uses it
+	// for a request that must finish before the next message is read, such
+	// as a handshake. It must not block.
 	Admit func(ctx context.Context, req *Request) error
 	// OnUnknownResponse, when set, receives responses whose id matches no
 	// pending call. A non-nil error closes the connection. When nil, such
@@ -84,7 +87,7 @@ type Options struct {
 	// OnInvalid, when set, receives messages that failed to decode. It may
 	// return a response to send (nil sends nothing) and an error to close the
 	// connection. When nil, a request whose id was read gets -32600 with the
-	// reason, and anything else is logged and dropped.
+	// reason, and anything else gets it with a null id.
 	OnInvalid func(ctx context.Context, err *DecodeError) (*Response, error)
 	// DrainTimeout bounds how long Close waits for running handlers to
 	// answer before it closes the stream under them (default 5s).
@@ -419,11 +422,14 @@ func (c *Conn) handleInvalid(de *DecodeError) error {
 		}
 		return err
 	}
+	// A request whose id was read is answered to that id; anything else
+	// gets the error with a null id, as JSON-RPC prescribes, so that the
+	// peer learns what was wrong and where.
+	id := ID{}
 	if de.Request && de.ID.IsValid() {
-		c.writeResponse(&Response{ID: de.ID, Error: &Error{Code: CodeInvalidRequest, Message: de.Error()}})
-		return nil
+		id = de.ID
 	}
-	c.log.Warn("jsonrpc: dropped an invalid message", "err", de)
+	c.writeResponse(&Response{ID: id, Error: &Error{Code: CodeInvalidRequest, Message: de.Error()}})
 	return nil
 }
 
@@ -505,7 +511,11 @@ func (c *Conn) handleCall(req *Request) {
 
 	if c.opts.Admit != nil {
 		if err := c.opts.Admit(ctx, req); err != nil {
-			c.answer(in, nil, err)
+			// ErrAsyncResponse: Admit took the request on itself (and may
+			// already have answered it with Respond).
+			if !errors.Is(err, ErrAsyncResponse) {
+				c.answer(in, nil, err)
+			}
 			c.handlerReturned(in)
 			c.handlers.Done()
 			return
@@ -644,9 +654,18 @@ func (c *Conn) writeResponse(r *Response) {
 // rather than growing memory. A write error ends the connection; callers
 // waiting for responses then get ErrClosed.
 func (c *Conn) write(msg []byte) error {
+	return c.writeMany([][]byte{msg})
+}
+
+// writeMany is write for several messages that go out together.
+func (c *Conn) writeMany(msgs [][]byte) error {
+	size := 0
+	for _, m := range msgs {
+		size += len(m)
+	}
 	q := &c.wq
 	q.mu.Lock()
-	for q.err == nil && q.bytes > 0 && q.bytes+len(msg) > maxQueued {
+	for q.err == nil && q.bytes > 0 && q.bytes+size > maxQueued {
 		q.space.Wait()
 	}
 	if q.err != nil {
@@ -654,8 +673,8 @@ func (c *Conn) write(msg []byte) error {
 		q.mu.Unlock()
 		return err
 	}
-	q.pending = append(q.pending, msg)
-	q.bytes += len(msg)
+	q.pending = append(q.pending, msgs...)
+	q.bytes += size
 	if q.flushing {
 		q.mu.Unlock()
 		return nil
@@ -730,6 +749,81 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	}
 	req := Request{Method: method, Params: raw, Trace: TraceFrom(ctx)}
 	return c.write(appendRequest(make([]byte, 0, 64+len(raw)), &req))
+}
+
+// NotifyAppend sends a notification whose params appendParams encodes
+// itself, appending them to dst, which has room for about sizeHint bytes. It
+// is for hot paths (streamed output) where marshalling and copying the
+// params into the message would cost more than the rest: the message is
+// built in one buffer. appendParams must append exactly one JSON value.
+func (c *Conn) NotifyAppend(ctx context.Context, method string, sizeHint int, appendParams func(dst []byte) []byte) error {
+	c.mu.Lock()
+	closing := c.state.closing
+	c.mu.Unlock()
+	if closing {
+		return ErrClosed
+	}
+	buf := make([]byte, 0, 32+len(method)+sizeHint)
+	buf = append(buf, `{"method":`...)
+	buf, _ = jsontext.AppendQuote(buf, method)
+	buf = append(buf, `,"params":`...)
+	buf = appendParams(buf)
+	if t := TraceFrom(ctx); t != nil {
+		buf = appendTrace(buf, t)
+	}
+	return c.write(append(buf, '}'))
+}
+
+// Batch collects notifications to send together: on a line stream they go
+// out in one system call, on a WebSocket in one write of several frames.
+// A streaming producer (process output) uses it to pay one write per batch
+// instead of one per message.
+type Batch struct {
+	c    *Conn
+	msgs [][]byte
+}
+
+// Batch starts an empty batch on c.
+func (c *Conn) Batch() *Batch { return &Batch{c: c} }
+
+// Len reports how many notifications the batch holds.
+func (b *Batch) Len() int { return len(b.msgs) }
+
+// NotifyAppend adds a notification built as by Conn.NotifyAppend.
+func (b *Batch) NotifyAppend(method string, sizeHint int, appendParams func(dst []byte) []byte) {
+	buf := make([]byte, 0, 32+len(method)+sizeHint)
+	buf = append(buf, `{"method":`...)
+	buf, _ = jsontext.AppendQuote(buf, method)
+	buf = append(buf, `,"params":`...)
+	buf = appendParams(buf)
+	b.msgs = append(b.msgs, append(buf, '}'))
+}
+
+// Notify adds a notification whose params are marshalled.
+func (b *Batch) Notify(method string, params any) error {
+	raw, err := marshalValue(params)
+	if err != nil {
+		return err
+	}
+	req := Request{Method: method, Params: raw}
+	b.msgs = append(b.msgs, appendRequest(make([]byte, 0, 64+len(raw)), &req))
+	return nil
+}
+
+// Send writes the batch and empties it.
+func (b *Batch) Send() error {
+	if len(b.msgs) == 0 {
+		return nil
+	}
+	b.c.mu.Lock()
+	closing := b.c.state.closing
+	b.c.mu.Unlock()
+	if closing {
+		return ErrClosed
+	}
+	msgs := b.msgs
+	b.msgs = nil
+	return b.c.writeMany(msgs)
 }
 
 // Call sends a request and decodes its result into result (which may be nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 
@@ -180,6 +181,7 @@ type wsStream struct {
 	lim     Limits
 	guard   guard
 	scratch []byte
+	gather  *gatherConn // nil on dialled connections
 }
 
 func (s *wsStream) setLimits(lim Limits) { s.lim = lim }
@@ -210,6 +212,11 @@ func DialWebSocket(ctx context.Context, url string, header http.Header, maxMessa
 // AcceptWebSocket upgrades an HTTP request to a WebSocket JSON-RPC stream.
 // Callers vet the request (origin, auth) before calling it.
 func AcceptWebSocket(w http.ResponseWriter, r *http.Request, maxMessage int64) (Stream, error) {
+	var gather *gatherConn
+	if hj, ok := w.(http.Hijacker); ok {
+		gather = &gatherConn{}
+		w = bigWriteBuffer{w, hj, gather}
+	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// The caller has already decided; browsers' cross-origin requests
 		// are refused before we get here.
@@ -219,7 +226,11 @@ func AcceptWebSocket(w http.ResponseWriter, r *http.Request, maxMessage int64) (
 	if err != nil {
 		return nil, err
 	}
-	return NewWebSocketStream(c, maxMessage), nil
+	st := NewWebSocketStream(c, maxMessage).(*wsStream)
+	if gather != nil && gather.Conn != nil {
+		st.gather = gather
+	}
+	return st, nil
 }
 
 func (s *wsStream) Read() ([]byte, error) {
@@ -291,6 +302,97 @@ func (s *wsStream) Write(msg []byte) error {
 	return s.c.Write(context.Background(), websocket.MessageText, msg)
 }
 
+// writeBatch sends each message as its own frame, as the protocol requires,
+// but, on a connection accepted here, gathers the frames and hands them to
+// the socket in one write.
+func (s *wsStream) writeBatch(msgs [][]byte) error {
+	if s.gather == nil || len(msgs) == 1 {
+		for _, m := range msgs {
+			if err := s.Write(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s.gather.start()
+	var err error
+	for _, m := range msgs {
+		if err = s.Write(m); err != nil {
+			break
+		}
+	}
+	if ferr := s.gather.finish(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
 func (s *wsStream) Close() error {
 	return s.c.Close(websocket.StatusNormalClosure, "")
+}
+
+// bigWriteBuffer gives the hijacked connection a write buffer that holds a
+// whole output notification: net/http's is 4 KiB, which makes the WebSocket
+// library write every larger frame in two system calls.
+type bigWriteBuffer struct {
+	http.ResponseWriter
+	hj     http.Hijacker
+	gather *gatherConn
+}
+
+func (b bigWriteBuffer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	nc, brw, err := b.hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := brw.Writer.Flush(); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	b.gather.Conn = nc
+	return nc, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(b.gather, 32<<10)), nil
+}
+
+// gatherConn sits under the WebSocket library's writer. Outside a batch it
+// writes through; during one (start to finish) it keeps the frames the
+// library flushes, and finish writes them to the socket at once. Frames the
+// library writes on its own during a batch (a pong) just go out with it.
+type gatherConn struct {
+	net.Conn
+	mu       sync.Mutex
+	gather   bool
+	buf      []byte
+	writeErr error
+}
+
+func (g *gatherConn) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gather {
+		g.buf = append(g.buf, p...)
+		return len(p), nil
+	}
+	return g.Conn.Write(p)
+}
+
+func (g *gatherConn) start() {
+	g.mu.Lock()
+	g.gather = true
+	g.mu.Unlock()
+}
+
+func (g *gatherConn) finish() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gather = false
+	if len(g.buf) == 0 {
+		return nil
+	}
+	_, err := g.Conn.Write(g.buf)
+	if cap(g.buf) > 1<<20 {
+		g.buf = nil // do not keep a burst's buffer for the connection's life
+	} else {
+		g.buf = g.buf[:0]
+	}
+	return err
 }

@@ -155,21 +155,26 @@ func appendRequest(dst []byte, r *Request) []byte {
 		dst = append(dst, r.Params...)
 	}
 	if r.Trace != nil {
-		dst = append(dst, `,"trace":{`...)
-		sep := false
-		if r.Trace.Traceparent != "" {
-			dst = append(dst, `"traceparent":`...)
-			dst, _ = jsontext.AppendQuote(dst, r.Trace.Traceparent)
-			sep = true
+		dst = appendTrace(dst, r.Trace)
+	}
+	return append(dst, '}')
+}
+
+// appendTrace appends the ,"trace":{...} member.
+func appendTrace(dst []byte, t *Trace) []byte {
+	dst = append(dst, `,"trace":{`...)
+	sep := false
+	if t.Traceparent != "" {
+		dst = append(dst, `"traceparent":`...)
+		dst, _ = jsontext.AppendQuote(dst, t.Traceparent)
+		sep = true
+	}
+	if t.Tracestate != "" {
+		if sep {
+			dst = append(dst, ',')
 		}
-		if r.Trace.Tracestate != "" {
-			if sep {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `"tracestate":`...)
-			dst, _ = jsontext.AppendQuote(dst, r.Trace.Tracestate)
-		}
-		dst = append(dst, '}')
+		dst = append(dst, `"tracestate":`...)
+		dst, _ = jsontext.AppendQuote(dst, t.Tracestate)
 	}
 	return append(dst, '}')
 }

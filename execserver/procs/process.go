@@ -260,12 +260,33 @@ func (p *Process) broadcast() {
 	p.changed = make(chan struct{})
 }
 
+// readSize is how much one read of a child's output asks for: several
+// chunks, so that a fast writer costs one system call per readSize rather
+// than per chunk.
+const readSize = 64 << 10
+
 func (p *Process) readLoop(o output) {
-	buf := make([]byte, p.m.cfg.ChunkSize)
+	chunk := p.m.cfg.ChunkSize
+	size := max(readSize, chunk)
+	buf := make([]byte, size)
 	for {
 		n, err := o.f.Read(buf)
 		if n > 0 {
-			p.appendOutput(o.stream, bytes.Clone(buf[:n]))
+			data := buf[:n:n]
+			if n < size/4 {
+				// A small read keeps only what it needs; the buffer is
+				// reused.
+				data = bytes.Clone(data)
+			} else {
+				// A large one hands its buffer to the ring, which keeps
+				// slices of it, and the next read gets a fresh one.
+				buf = make([]byte, size)
+			}
+			for len(data) > 0 {
+				k := min(len(data), chunk)
+				p.appendOutput(o.stream, data[:k:k])
+				data = data[k:]
+			}
 		}
 		// EOF, EIO from a pty whose last slave closed, or a close by
 		// KillAll: all end the stream.
