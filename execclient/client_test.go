@@ -238,7 +238,7 @@ func TestCwdEnvArg0(t *testing.T) {
 		t.Fatalf("got %+v, want stdout %q", r, want)
 	}
 	// A file URI is passed as is.
-	r = run(t, c, StartOptions{Argv: []string{"pwd"}, Cwd: PathURI(dir), Env: env})
+	r = run(t, c, StartOptions{Argv: []string{"pwd"}, Cwd: execproto.PathURI(dir), Env: env})
 	if r.stdout != dir+"\n" {
 		t.Fatalf("got %+v", r)
 	}
@@ -260,7 +260,7 @@ func TestCallFS(t *testing.T) {
 	if err := os.WriteFile(f, []byte("content"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Call(testCtx(t), c, execproto.FsReadFile, execproto.FsReadFileParams{Path: PathURI(f)})
+	res, err := Call(testCtx(t), c, execproto.FsReadFile, execproto.FsReadFileParams{Path: execproto.PathURI(f)})
 	if err != nil {
 		t.Fatal(err)
 	}

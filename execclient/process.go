@@ -146,7 +146,7 @@ func (c *Client) cwdURI(cwd string) (string, error) {
 	case !filepath.IsAbs(cwd):
 		return "", fmt.Errorf("execclient: cwd %q is not an absolute path", cwd)
 	}
-	return PathURI(filepath.Clean(cwd)), nil
+	return execproto.PathURI(filepath.Clean(cwd)), nil
 }
 
 // ID returns the client-chosen process id.

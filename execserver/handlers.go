@@ -145,10 +145,6 @@ func handle[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], f
 	})
 }
 
-func fsSpec(method, structName string) paramsSpec {
-	return paramsSpec{structName: structName, required: execproto.FsRequiredMembers[method]}
-}
-
 func (c *connection) mux() *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
 	mux.NotFound = jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -339,62 +335,45 @@ func (c *connection) fsConn() *fsops.ConnState {
 
 func (c *connection) registerFS(mux *jsonrpc.Mux) {
 	fs := c.srv.fs
-	handle(c, mux, execproto.FsReadFile, "filesystem", fsSpec(execproto.MethodFsReadFile, "WireFsReadFileParams"),
-		func(ctx context.Context, _ *session, p execproto.FsReadFileParams) (execproto.FsReadFileResponse, error) {
-			return fs.ReadFile(ctx, p)
-		})
-	handle(c, mux, execproto.FsWriteFile, "filesystem", fsSpec(execproto.MethodFsWriteFile, "WireFsWriteFileParams"),
-		func(ctx context.Context, _ *session, p execproto.FsWriteFileParams) (execproto.FsWriteFileResponse, error) {
-			return fs.WriteFile(ctx, p)
-		})
-	handle(c, mux, execproto.FsCreateDirectory, "filesystem", fsSpec(execproto.MethodFsCreateDirectory, "WireFsCreateDirectoryParams"),
-		func(ctx context.Context, _ *session, p execproto.FsCreateDirectoryParams) (execproto.FsCreateDirectoryResponse, error) {
-			return fs.CreateDirectory(ctx, p)
-		})
-	handle(c, mux, execproto.FsGetMetadata, "filesystem", fsSpec(execproto.MethodFsGetMetadata, "WireFsGetMetadataParams"),
-		func(ctx context.Context, _ *session, p execproto.FsGetMetadataParams) (execproto.FsGetMetadataResponse, error) {
-			return fs.GetMetadata(ctx, p)
-		})
-	handle(c, mux, execproto.FsReadDirectory, "filesystem", fsSpec(execproto.MethodFsReadDirectory, "WireFsReadDirectoryParams"),
-		func(ctx context.Context, _ *session, p execproto.FsReadDirectoryParams) (execproto.FsReadDirectoryResponse, error) {
-			return fs.ReadDirectory(ctx, p)
-		})
-	handle(c, mux, execproto.FsRemove, "filesystem", fsSpec(execproto.MethodFsRemove, "WireFsRemoveParams"),
-		func(ctx context.Context, _ *session, p execproto.FsRemoveParams) (execproto.FsRemoveResponse, error) {
-			return fs.Remove(ctx, p)
-		})
-	handle(c, mux, execproto.FsCopy, "filesystem", fsSpec(execproto.MethodFsCopy, "WireFsCopyParams"),
-		func(ctx context.Context, _ *session, p execproto.FsCopyParams) (execproto.FsCopyResponse, error) {
-			return fs.Copy(ctx, p)
-		})
-	handle(c, mux, execproto.FsCanonicalize, "filesystem", fsSpec(execproto.MethodFsCanonicalize, "WireFsCanonicalizeParams"),
-		func(ctx context.Context, _ *session, p execproto.FsCanonicalizeParams) (execproto.FsCanonicalizeResponse, error) {
-			return fs.Canonicalize(ctx, p)
-		})
-	handle(c, mux, execproto.FsWalk, "filesystem", fsSpec(execproto.MethodFsWalk, "WireFsWalkParams"),
-		func(ctx context.Context, _ *session, p execproto.FsWalkParams) (execproto.FsWalkResponse, error) {
-			return fs.Walk(ctx, p)
-		})
-	handle(c, mux, execproto.FsOpen, "filesystem", fsSpec(execproto.MethodFsOpen, "WireFsOpenParams"),
-		func(ctx context.Context, _ *session, p execproto.FsOpenParams) (execproto.FsOpenResponse, error) {
-			return fs.Open(ctx, c.fsConn(), p)
-		})
-	handle(c, mux, execproto.FsReadBlock, "filesystem", fsSpec(execproto.MethodFsReadBlock, "WireFsReadBlockParams"),
-		func(ctx context.Context, _ *session, p execproto.FsReadBlockParams) (execproto.FsReadBlockResponse, error) {
-			return fs.ReadBlock(ctx, c.fsConn(), p)
-		})
-	handle(c, mux, execproto.FsWriteBlock, "filesystem", fsSpec(execproto.MethodFsWriteBlock, "WireFsWriteBlockParams"),
-		func(ctx context.Context, _ *session, p execproto.FsWriteBlockParams) (execproto.FsWriteBlockResponse, error) {
-			return fs.WriteBlock(ctx, c.fsConn(), p)
-		})
-	handle(c, mux, execproto.FsClose, "filesystem", fsSpec(execproto.MethodFsClose, "WireFsCloseParams"),
-		func(ctx context.Context, _ *session, p execproto.FsCloseParams) (execproto.FsCloseResponse, error) {
-			return fs.Close(ctx, c.fsConn(), p)
-		})
-	handle(c, mux, execproto.FsWatchMissing, "filesystem", fsSpec(execproto.MethodFsWatchMissing, "WireFsWatchMissingParams"),
-		func(ctx context.Context, _ *session, p execproto.FsWatchMissingParams) (execproto.FsWatchMissingResponse, error) {
-			return fs.WatchMissing(ctx, c.fsConn(), p)
-		})
+	fsMethod(c, mux, execproto.FsReadFile, fs.ReadFile)
+	fsMethod(c, mux, execproto.FsWriteFile, fs.WriteFile)
+	fsMethod(c, mux, execproto.FsCreateDirectory, fs.CreateDirectory)
+	fsMethod(c, mux, execproto.FsGetMetadata, fs.GetMetadata)
+	fsMethod(c, mux, execproto.FsReadDirectory, fs.ReadDirectory)
+	fsMethod(c, mux, execproto.FsRemove, fs.Remove)
+	fsMethod(c, mux, execproto.FsCopy, fs.Copy)
+	fsMethod(c, mux, execproto.FsCanonicalize, fs.Canonicalize)
+	fsMethod(c, mux, execproto.FsWalk, fs.Walk)
+	fsConnMethod(c, mux, execproto.FsOpen, fs.Open)
+	fsConnMethod(c, mux, execproto.FsReadBlock, fs.ReadBlock)
+	fsConnMethod(c, mux, execproto.FsWriteBlock, fs.WriteBlock)
+	fsConnMethod(c, mux, execproto.FsClose, fs.Close)
+	fsConnMethod(c, mux, execproto.FsWatchMissing, fs.WatchMissing)
+}
+
+// fsSpecOf is Codex's params check of an fs method; its serde struct is
+// named after the method ("fs/readFile": WireFsReadFileParams).
+func fsSpecOf(method string) paramsSpec {
+	name := strings.TrimPrefix(method, "fs/")
+	return paramsSpec{
+		structName: "WireFs" + strings.ToUpper(name[:1]) + name[1:] + "Params",
+		required:   execproto.FsRequiredMembers[method],
+	}
+}
+
+// fsMethod registers an fs method that needs no state of the connection.
+func fsMethod[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], fn func(context.Context, P) (R, error)) {
+	handle(c, mux, m, "filesystem", fsSpecOf(m.Name()), func(ctx context.Context, _ *session, p P) (R, error) {
+		return fn(ctx, p)
+	})
+}
+
+// fsConnMethod registers one that works on the connection's open handles or
+// watches.
+func fsConnMethod[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], fn func(context.Context, *fsops.ConnState, P) (R, error)) {
+	handle(c, mux, m, "filesystem", fsSpecOf(m.Name()), func(ctx context.Context, _ *session, p P) (R, error) {
+		return fn(ctx, c.fsConn(), p)
+	})
 }
 
 func (c *connection) registerHTTP(mux *jsonrpc.Mux) {

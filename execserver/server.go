@@ -122,12 +122,12 @@ func environmentInfo() execproto.EnvironmentInfo {
 		Shell:                execproto.Shell{Name: filepath.Base(shell), Path: shell},
 		ExecutorVersion:      ExecutorVersion,
 		ProviderID:           "sha256:" + hex.EncodeToString(provider[:]),
-		Cwd:                  fsops.PathURI(cwd),
-		UserHomeDir:          fsops.PathURI(home),
+		Cwd:                  execproto.PathURI(cwd),
+		UserHomeDir:          execproto.PathURI(home),
 		PlatformOS:           runtime.GOOS,
 		PrependPathDirs:      []string{},
 		TemporaryDirectories: []string{},
-		TempDir:              fsops.PathURI(os.TempDir()),
+		TempDir:              execproto.PathURI(os.TempDir()),
 		Capabilities: execproto.Capabilities{
 			FsWatchMissing:     true,
 			FileWriteStreaming: true,
@@ -245,7 +245,6 @@ type connection struct {
 
 	mu           sync.Mutex
 	phase        phase
-	earlyNotice  bool // initialized arrived while initialize was running
 	sess         *session
 	fs           *fsops.ConnState
 	pumpCtx      context.Context
@@ -291,8 +290,6 @@ func (c *connection) admit(ctx context.Context, req *jsonrpc.Request) error {
 	switch c.phase {
 	case phaseNew:
 		return errors.New("received `initialized` notification before `initialize`")
-	case phaseInitializing:
-		c.earlyNotice = true
 	case phaseInitialized:
 		c.phase = phaseReady
 	}
@@ -374,7 +371,6 @@ func (c *connection) initialize(ctx context.Context, p execproto.InitializeParam
 	c.mu.Lock()
 	if err != nil {
 		c.phase = phaseNew
-		c.earlyNotice = false
 		c.mu.Unlock()
 		return execproto.InitializeResponse{}, err
 	}
@@ -383,9 +379,6 @@ func (c *connection) initialize(ctx context.Context, p execproto.InitializeParam
 		_ = execproto.FsMissingChanged.Notify(c.pumpCtx, conn, n)
 	})
 	c.phase = phaseInitialized
-	if c.earlyNotice {
-		c.phase = phaseReady
-	}
 	c.mu.Unlock()
 	// A resumed session's running processes notify this connection of what
 	// they do from now on. As in Codex, what happened while detached is not

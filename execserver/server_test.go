@@ -20,7 +20,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/codexd/codexd/execproto"
-	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
 )
@@ -118,7 +117,7 @@ func (c *client) handshake(resume string) error {
 func (c *client) start(id string, argv ...string) {
 	c.t.Helper()
 	_, err := execproto.ProcessStart.Call(context.Background(), c.conn, execproto.ProcessStartParams{
-		ProcessID: id, Argv: argv, Cwd: fsops.PathURI(c.t.TempDir()),
+		ProcessID: id, Argv: argv, Cwd: execproto.PathURI(c.t.TempDir()),
 		Env: map[string]string{"PATH": os.Getenv("PATH")}, PipeStdin: true,
 	})
 	if err != nil {
@@ -268,11 +267,11 @@ func TestRootConfinementAndRemoveRefusal(t *testing.T) {
 	_, url := newTestServer(t, Config{Roots: []string{root}})
 	c := connect(t, url, "")
 	ctx := context.Background()
-	_, err := execproto.FsReadFile.Call(ctx, c.conn, execproto.FsReadFileParams{Path: fsops.PathURI(filepath.Join(outside, "secret"))})
+	_, err := execproto.FsReadFile.Call(ctx, c.conn, execproto.FsReadFileParams{Path: execproto.PathURI(filepath.Join(outside, "secret"))})
 	if rpcCode(err) != jsonrpc.CodeInvalidRequest {
 		t.Fatalf("read outside the root: %v", err)
 	}
-	_, err = execproto.ProcessStart.Call(ctx, c.conn, execproto.ProcessStartParams{ProcessID: "x", Argv: []string{"true"}, Cwd: fsops.PathURI(outside), Env: map[string]string{}})
+	_, err = execproto.ProcessStart.Call(ctx, c.conn, execproto.ProcessStartParams{ProcessID: "x", Argv: []string{"true"}, Cwd: execproto.PathURI(outside), Env: map[string]string{}})
 	if rpcCode(err) != jsonrpc.CodeInvalidRequest {
 		t.Fatalf("cwd outside the root: %v", err)
 	}
@@ -288,7 +287,7 @@ func TestRootConfinementAndRemoveRefusal(t *testing.T) {
 		t.Fatalf("root gone: %v", err)
 	}
 	// Inside the root, everything works.
-	in := fsops.PathURI(filepath.Join(root, "f.txt"))
+	in := execproto.PathURI(filepath.Join(root, "f.txt"))
 	if _, err := execproto.FsWriteFile.Call(ctx, c.conn, execproto.FsWriteFileParams{Path: in, DataBase64: "aGk="}); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +314,7 @@ func TestLongPollDoesNotDelayOtherRequests(t *testing.T) {
 	}
 	// While the long poll is parked, a read of a file is answered.
 	for i := 0; i < 5; i++ {
-		if _, err := execproto.FsReadFile.Call(ctx, c.conn, execproto.FsReadFileParams{Path: fsops.PathURI(f)}); err != nil {
+		if _, err := execproto.FsReadFile.Call(ctx, c.conn, execproto.FsReadFileParams{Path: execproto.PathURI(f)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -383,7 +382,7 @@ func TestWatchMissingNotifies(t *testing.T) {
 	_, url := newTestServer(t, Config{})
 	c := connect(t, url, "")
 	target := filepath.Join(t.TempDir(), "later", "file")
-	res, err := execproto.FsWatchMissing.Call(context.Background(), c.conn, execproto.FsWatchMissingParams{WatchID: 7, Missing: []string{fsops.PathURI(target)}})
+	res, err := execproto.FsWatchMissing.Call(context.Background(), c.conn, execproto.FsWatchMissingParams{WatchID: 7, Missing: []string{execproto.PathURI(target)}})
 	if err != nil || !res.Watching {
 		t.Fatalf("watchMissing: %+v %v", res, err)
 	}

@@ -50,7 +50,7 @@ func newEnv(t *testing.T, mutate ...func(*Config)) *env {
 }
 
 func (e *env) path(rel string) string { return filepath.Join(e.root, rel) }
-func (e *env) uri(rel string) string  { return PathURI(e.path(rel)) }
+func (e *env) uri(rel string) string  { return execproto.PathURI(e.path(rel)) }
 
 func (e *env) write(rel, content string) {
 	e.t.Helper()
@@ -145,13 +145,13 @@ func TestParsePathURI(t *testing.T) {
 
 func TestPathURIRoundTrip(t *testing.T) {
 	for _, p := range []string{"/", "/a b/c%d#e?f{g}h\\i", "/ü/![x]'()*+,;=@&$~^|", "/tab\there"} {
-		u := PathURI(p)
+		u := execproto.PathURI(p)
 		got, err := ParsePathURI(u)
 		if err != nil || got != p {
 			t.Errorf("round trip %q via %q = %q, %v", p, u, got, err)
 		}
 	}
-	if got := PathURI("/a b/c%d#ü"); got != "file:///a%20b/c%25d%23%C3%BC" {
+	if got := execproto.PathURI("/a b/c%d#ü"); got != "file:///a%20b/c%25d%23%C3%BC" {
 		t.Errorf("PathURI = %q", got)
 	}
 }
@@ -264,7 +264,7 @@ func TestGetMetadata(t *testing.T) {
 	if !md.IsFile || !md.IsSymlink || md.Size != 5 {
 		t.Errorf("link metadata %+v", md)
 	}
-	md, err = e.svc.GetMetadata(ctx, execproto.FsGetMetadataParams{Path: PathURI(e.root)})
+	md, err = e.svc.GetMetadata(ctx, execproto.FsGetMetadataParams{Path: execproto.PathURI(e.root)})
 	ok(t, err)
 	if !md.IsDirectory || md.IsFile {
 		t.Errorf("dir metadata %+v", md)
@@ -374,7 +374,7 @@ func TestRemoveRefusals(t *testing.T) {
 	}
 	_, err := e.svc.Remove(ctx, execproto.FsRemoveParams{Path: up})
 	wantCode(t, err, CodeInvalidRequest, "outside the allowed roots")
-	_, err = e.svc.Remove(ctx, execproto.FsRemoveParams{Path: PathURI(e.root)})
+	_, err = e.svc.Remove(ctx, execproto.FsRemoveParams{Path: execproto.PathURI(e.root)})
 	wantCode(t, err, CodeInvalidRequest, "it is or contains the root")
 	_, err = e.svc.Remove(ctx, execproto.FsRemoveParams{Path: e.uri("home")})
 	wantCode(t, err, CodeInvalidRequest, "it is or contains the home directory")
@@ -462,10 +462,10 @@ func TestRootsConfinement(t *testing.T) {
 	e.symlink(filepath.Join(outside, "secret"), "secretlink")
 
 	cases := []string{
-		PathURI(filepath.Join(outside, "secret")),
+		execproto.PathURI(filepath.Join(outside, "secret")),
 		e.uri("escape") + "/secret",
 		e.uri("secretlink"),
-		PathURI(e.root) + "/../" + filepath.Base(outside) + "/secret",
+		execproto.PathURI(e.root) + "/../" + filepath.Base(outside) + "/secret",
 	}
 	for _, u := range cases {
 		_, err := e.svc.ReadFile(ctx, execproto.FsReadFileParams{Path: u})

@@ -372,7 +372,7 @@ func (s *Service) Canonicalize(ctx context.Context, p execproto.FsCanonicalizePa
 	if err := s.confine(t.given, canon); err != nil {
 		return execproto.FsCanonicalizeResponse{}, err
 	}
-	return execproto.FsCanonicalizeResponse{Path: PathURI(canon)}, nil
+	return execproto.FsCanonicalizeResponse{Path: execproto.PathURI(canon)}, nil
 }
 
 // ReadDirectory implements fs/readDirectory. Entries whose target cannot be

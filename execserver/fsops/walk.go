@@ -86,7 +86,7 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 		queue = queue[1:]
 		des, err := os.ReadDir(dir.real)
 		if err != nil {
-			uri := PathURI(dir.shown)
+			uri := execproto.PathURI(dir.shown)
 			msg := osError(err).Error()
 			if !reserve(len(uri) + len(msg)) {
 				return out, nil
@@ -107,7 +107,7 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 			if !ok {
 				continue
 			}
-			uri := PathURI(shown)
+			uri := execproto.PathURI(shown)
 			if !reserve(len(uri)) {
 				return out, nil
 			}

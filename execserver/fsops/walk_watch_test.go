@@ -182,7 +182,7 @@ func TestWatchMissing(t *testing.T) {
 
 	_, err := e.svc.WatchMissing(ctx, c, execproto.FsWatchMissingParams{WatchID: 9, Missing: []string{"/not/a/uri"}})
 	wantCode(t, err, CodeInvalidParams, "invalid URI")
-	_, err = e.svc.WatchMissing(ctx, c, execproto.FsWatchMissingParams{WatchID: 9, Missing: []string{PathURI(t.TempDir() + "/x")}})
+	_, err = e.svc.WatchMissing(ctx, c, execproto.FsWatchMissingParams{WatchID: 9, Missing: []string{execproto.PathURI(t.TempDir() + "/x")}})
 	wantCode(t, err, CodeInvalidRequest, "outside the allowed roots")
 }
 

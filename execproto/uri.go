@@ -1,10 +1,10 @@
-package execclient
+package execproto
 
 import "strings"
 
-// PathURI returns the file:// URI of an absolute host path, as the
-// exec-server expects for cwd and fs paths: controls, space, non-ASCII and
-// " # % < > ? ` { } \ are percent-escaped.
+// PathURI returns the `file://` URI of a native absolute path, escaping the
+// bytes Codex escapes (controls, space, " # % < > ? ` { } \, DEL and
+// non-ASCII) so that fsops.ParsePathURI(PathURI(p)) == p for a clean path.
 func PathURI(path string) string {
 	const hexdigits = "0123456789ABCDEF"
 	var b strings.Builder
