@@ -232,7 +232,18 @@ func (c *connection) registerProcess(mux *jsonrpc.Mux) {
 		})
 	handle(c, mux, execproto.ProcessTerminate, "exec", procSpec(execproto.MethodProcessTerminate, "TerminateParams"),
 		func(ctx context.Context, sess *session, p execproto.ProcessTerminateParams) (execproto.ProcessTerminateResponse, error) {
-			return execproto.ProcessTerminateResponse{Running: sess.procs.Terminate(p.ProcessID)}, nil
+			proc, err := sess.procs.Get(p.ProcessID)
+			if err != nil {
+				return execproto.ProcessTerminateResponse{Running: false}, nil
+			}
+			// The answer goes out before the kill, so that it precedes the
+			// process/exited the kill causes, as in Codex.
+			_, exited := proc.ExitCode()
+			if err := jsonrpc.ConnFrom(ctx).Respond(jsonrpc.RequestFrom(ctx).ID, execproto.ProcessTerminateResponse{Running: !exited}, nil); err != nil {
+				return execproto.ProcessTerminateResponse{}, err
+			}
+			sess.procs.Terminate(p.ProcessID)
+			return execproto.ProcessTerminateResponse{}, jsonrpc.ErrAsyncResponse
 		})
 }
 

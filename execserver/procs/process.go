@@ -177,6 +177,8 @@ type Process struct {
 	// and the reader waits for room instead, so the child blocks on its
 	// pipe as it would with a slow terminal. Without a holder the ring
 	// evicts, and a detached process keeps running.
+	drained      []bool // per output stream: found empty after the exit
+	ended        []bool // per output stream: reached its end
 	held         bool
 	ackedThrough uint64
 	stopping     bool          // KillAll/close: never wait for room again
@@ -243,8 +245,10 @@ func (p *Process) start(sp *spawned) {
 	p.sp = sp
 	p.pid = sp.proc.Pid
 	p.openStreams = len(sp.outputs)
-	for _, o := range sp.outputs {
-		go p.readLoop(o)
+	p.drained = make([]bool, len(sp.outputs))
+	p.ended = make([]bool, len(sp.outputs))
+	for i, o := range sp.outputs {
+		go p.readLoop(i, o)
 	}
 	if p.stdinOpen {
 		go p.writeLoop()
@@ -265,10 +269,11 @@ func (p *Process) broadcast() {
 // than per chunk.
 const readSize = 64 << 10
 
-func (p *Process) readLoop(o output) {
+func (p *Process) readLoop(idx int, o output) {
 	chunk := p.m.cfg.ChunkSize
 	size := max(readSize, chunk)
 	buf := make([]byte, size)
+	recheck := false
 	for {
 		n, err := o.f.Read(buf)
 		if n > 0 {
@@ -288,6 +293,30 @@ func (p *Process) readLoop(o output) {
 				data = data[k:]
 			}
 		}
+		if recheck && err == nil {
+			// Look again, now that what was there has been taken.
+			recheck = false
+			_ = o.f.SetReadDeadline(time.Now())
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The exit waiter set a deadline to learn when everything the
+			// child wrote before it exited has been read. A read past its
+			// deadline reports it without looking at the pipe, so look:
+			// if bytes wait, clear the deadline, take them, and set it
+			// again.
+			_ = o.f.SetReadDeadline(time.Time{})
+			if unreadBytes(o.f) > 0 {
+				recheck = true
+				continue
+			}
+			// Drained: every byte written before the exit is appended.
+			// Reading goes on for descendants that still write.
+			p.mu.Lock()
+			p.drained[idx] = true
+			p.broadcast()
+			p.mu.Unlock()
+			continue
+		}
 		// EOF, EIO from a pty whose last slave closed, or a close by
 		// KillAll: all end the stream.
 		if err != nil {
@@ -295,10 +324,12 @@ func (p *Process) readLoop(o output) {
 		}
 	}
 	p.mu.Lock()
+	p.ended[idx] = true
 	p.openStreams--
 	if p.openStreams == 0 {
 		close(p.streamsDone)
 	}
+	p.broadcast() // the exit waiter may be counting drained streams
 	p.mu.Unlock()
 }
 
@@ -332,7 +363,9 @@ func (p *Process) appendOutput(stream Stream, data []byte) {
 
 func (p *Process) waitLoop() {
 	code, _ := waitExit(p.pid)
-	p.drainBeforeExit()
+	if !p.drainByDeadline() {
+		p.drainBeforeExit()
+	}
 	p.mu.Lock()
 	p.exited = true
 	p.exitCode = code
@@ -664,6 +697,49 @@ func (s *idSet) add(id string) {
 	}
 }
 
+// drainByDeadline lets the output the child wrote before it exited get its
+// seq before the exit does, as Codex reports it (output, then exited). It
+// sets a read deadline in the past on every output stream: a read returns
+// what the pipe holds before it reports the deadline, so once every open
+// stream has reported it, all that was written before the exit has been
+// appended. It reports false when a stream does not support deadlines.
+func (p *Process) drainByDeadline() bool {
+	p.mu.Lock()
+	for i := range p.drained {
+		p.drained[i] = false
+	}
+	p.mu.Unlock()
+	for _, o := range p.sp.outputs {
+		if err := o.f.SetReadDeadline(time.Now()); err != nil {
+			return false
+		}
+	}
+	// A descendant that keeps the pipe full cannot hold the exit back for
+	// long.
+	limit := time.NewTimer(time.Second)
+	defer limit.Stop()
+	for {
+		p.mu.Lock()
+		done := true
+		for i := range p.drained {
+			done = done && (p.drained[i] || p.ended[i])
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-limit.C:
+			return true
+		}
+	}
+}
+
+// drainBeforeExit is the fallback of drainByDeadline: it waits, briefly,
+// until no output stream has unread bytes.
+//
 // drainBeforeExit lets the output the child wrote before it exited get its
 // seq before the exit does, as Codex reports it (output, then exited): it
 // waits, briefly, until no output stream has unread bytes. A descendant that
