@@ -688,6 +688,9 @@ func (c *Conn) writeMany(msgs [][]byte) error {
 		q.space.Broadcast()
 		q.mu.Unlock()
 		err = c.writeBatch(batch)
+		for _, m := range batch {
+			putMsgBuf(m) // written: nothing else holds a message
+		}
 		clear(batch)
 		q.mu.Lock()
 		q.spare = batch[:0]
@@ -709,6 +712,34 @@ func (c *Conn) writeMany(msgs [][]byte) error {
 
 // maxQueued bounds the bytes waiting behind the message being written.
 const maxQueued = 1 << 20
+
+// Streamed notifications (process output) are a few KiB each and many per
+// second; their buffers are recycled once written, so that a busy stream
+// does not churn the heap. Smaller messages are not worth a pool round
+// trip, and larger ones are rare.
+const (
+	pooledMin = 4 << 10
+	pooledCap = 16 << 10
+)
+
+var msgPool sync.Pool // of *[]byte, cap pooledCap
+
+func getMsgBuf(size int) []byte {
+	if size < pooledMin || size > pooledCap {
+		return make([]byte, 0, size)
+	}
+	if p, ok := msgPool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, pooledCap)
+}
+
+func putMsgBuf(b []byte) {
+	if cap(b) == pooledCap {
+		b = b[:0]
+		msgPool.Put(&b)
+	}
+}
 
 type batchWriter interface{ writeBatch(msgs [][]byte) error }
 
@@ -791,7 +822,7 @@ func (b *Batch) Len() int { return len(b.msgs) }
 
 // NotifyAppend adds a notification built as by Conn.NotifyAppend.
 func (b *Batch) NotifyAppend(method string, sizeHint int, appendParams func(dst []byte) []byte) {
-	buf := make([]byte, 0, 32+len(method)+sizeHint)
+	buf := getMsgBuf(32 + len(method) + sizeHint)
 	buf = append(buf, `{"method":`...)
 	buf, _ = jsontext.AppendQuote(buf, method)
 	buf = append(buf, `,"params":`...)
