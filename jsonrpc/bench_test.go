@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -61,6 +62,21 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if _, err := Decode(msg, Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEcho1MiB(b *testing.B) {
+	cli, done := benchPair(b)
+	defer done()
+	ctx := context.Background()
+	p := echoParams{Text: strings.Repeat("x", 1<<20)}
+	b.ReportAllocs()
+	b.SetBytes(2 << 20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := echo.Call(ctx, cli, p); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -89,7 +89,7 @@ func (s *lineStream) readLine() ([]byte, error) {
 		copy(out, frag)
 		return out, nil
 	}
-	var pieces [][]byte
+	var g gather
 	var total int64
 	s.guard.reset(s.lim)
 	for errors.Is(err, bufio.ErrBufferFull) {
@@ -102,7 +102,7 @@ func (s *lineStream) readLine() ([]byte, error) {
 			s.skipLine()
 			return nil, gerr
 		}
-		pieces = append(pieces, bytes.Clone(frag))
+		g.add(frag)
 		frag, err = s.r.ReadSlice('\n')
 	}
 	last := frag
@@ -118,11 +118,45 @@ func (s *lineStream) readLine() ([]byte, error) {
 	if total > s.limit {
 		return nil, tooLarge(total, s.limit)
 	}
-	out := make([]byte, 0, total)
-	for _, p := range pieces {
+	return g.join(last), nil
+}
+
+// gather keeps the pieces of a long message in buffers that double in size,
+// so that a message of n bytes costs about log2(n/64 KiB) allocations, and
+// joins them once, into a buffer of the exact size: at most twice the
+// message is held at any time.
+type gather struct {
+	pieces [][]byte
+	array  [12][]byte // room for the pieces of up to 256 MiB without allocating
+	cur    []byte
+	total  int
+}
+
+func (g *gather) add(p []byte) {
+	for len(p) > 0 {
+		if len(g.cur) == cap(g.cur) {
+			if g.cur != nil {
+				if g.pieces == nil {
+					g.pieces = g.array[:0]
+				}
+				g.pieces = append(g.pieces, g.cur)
+			}
+			g.cur = make([]byte, 0, max(64<<10, 2*cap(g.cur)))
+		}
+		k := min(len(p), cap(g.cur)-len(g.cur))
+		g.cur = append(g.cur, p[:k]...)
+		p = p[k:]
+		g.total += k
+	}
+}
+
+func (g *gather) join(last []byte) []byte {
+	out := make([]byte, 0, g.total+len(last))
+	for _, p := range g.pieces {
 		out = append(out, p...)
 	}
-	return append(out, last...), nil
+	out = append(out, g.cur...)
+	return append(out, last...)
 }
 
 func tooLarge(size, limit int64) error {
@@ -272,14 +306,12 @@ func (s *wsStream) readMessage(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	s.guard.reset(s.lim)
-	var pieces [][]byte
-	total := 0
+	var g gather
 	for {
 		if gerr := s.guard.scan(s.scratch[:n]); gerr != nil {
 			return nil, gerr
 		}
-		pieces = append(pieces, bytes.Clone(s.scratch[:n]))
-		total += n
+		g.add(s.scratch[:n])
 		n, err = io.ReadFull(r, s.scratch)
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
@@ -291,11 +323,7 @@ func (s *wsStream) readMessage(r io.Reader) ([]byte, error) {
 	if gerr := s.guard.scan(s.scratch[:n]); gerr != nil {
 		return nil, gerr
 	}
-	out := make([]byte, 0, total+n)
-	for _, p := range pieces {
-		out = append(out, p...)
-	}
-	return append(out, s.scratch[:n]...), nil
+	return g.join(s.scratch[:n]), nil
 }
 
 func (s *wsStream) Write(msg []byte) error {
