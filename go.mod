@@ -10,3 +10,5 @@ require (
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.13.0
 )
+
+require github.com/segmentio/asm v1.2.1

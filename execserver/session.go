@@ -3,7 +3,10 @@ package execserver
 import (
 	"context"
 	"encoding/base64"
+	"slices"
 	"strconv"
+
+	fastb64 "github.com/segmentio/asm/base64"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -201,6 +204,11 @@ func appendOutputParams(dst, quotedID []byte, seq uint64, stream string, data []
 	dst = append(dst, `,"stream":"`...)
 	dst = append(dst, stream...) // stdout, stderr or pty: nothing to escape
 	dst = append(dst, `","chunk":"`...)
-	dst = base64.StdEncoding.AppendEncode(dst, data)
+	// Every byte of output is base64-encoded on its way out; the vectorised
+	// encoder of segmentio/asm does it several times faster than the
+	// standard library's, with the same output.
+	n := len(dst)
+	dst = slices.Grow(dst, fastb64.StdEncoding.EncodedLen(len(data)))[:n+fastb64.StdEncoding.EncodedLen(len(data))]
+	fastb64.StdEncoding.Encode(dst[n:], data)
 	return append(dst, `"}`...)
 }
