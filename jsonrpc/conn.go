@@ -654,11 +654,16 @@ func (c *Conn) writeResponse(r *Response) {
 // rather than growing memory. A write error ends the connection; callers
 // waiting for responses then get ErrClosed.
 func (c *Conn) write(msg []byte) error {
-	return c.writeMany([][]byte{msg})
+	return c.writeMany([][]byte{msg}, false)
 }
 
-// writeMany is write for several messages that go out together.
-func (c *Conn) writeMany(msgs [][]byte) error {
+// writeMany is write for several messages that go out together. With
+// async, the writer does not flush itself: when no flush is under way it
+// starts one in the background and returns. Notifications use it, so that
+// a producer of many (process output) prepares the next while the last go
+// out, and the flusher finds them batched; requests and responses flush
+// inline, which costs no extra goroutine wake-up on a round trip.
+func (c *Conn) writeMany(msgs [][]byte, async bool) error {
 	size := 0
 	for _, m := range msgs {
 		size += len(m)
@@ -679,7 +684,22 @@ func (c *Conn) writeMany(msgs [][]byte) error {
 		q.mu.Unlock()
 		return nil
 	}
+	// This writer becomes the flusher; nobody else will while the flag is
+	// set.
 	q.flushing = true
+	q.mu.Unlock()
+	if async {
+		go func() { _ = c.flush() }()
+		return nil
+	}
+	return c.flush()
+}
+
+// flush writes what is queued until the queue is empty, then clears
+// q.flushing. Only the writer that set q.flushing calls it.
+func (c *Conn) flush() error {
+	q := &c.wq
+	q.mu.Lock()
 	var err error
 	for len(q.pending) > 0 && err == nil {
 		batch := q.pending
@@ -779,7 +799,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		return ErrClosed
 	}
 	req := Request{Method: method, Params: raw, Trace: TraceFrom(ctx)}
-	return c.write(appendRequest(make([]byte, 0, 64+len(raw)), &req))
+	return c.writeMany([][]byte{appendRequest(make([]byte, 0, 64+len(raw)), &req)}, true)
 }
 
 // NotifyAppend sends a notification whose params appendParams encodes
@@ -802,7 +822,7 @@ func (c *Conn) NotifyAppend(ctx context.Context, method string, sizeHint int, ap
 	if t := TraceFrom(ctx); t != nil {
 		buf = appendTrace(buf, t)
 	}
-	return c.write(append(buf, '}'))
+	return c.writeMany([][]byte{append(buf, '}')}, true)
 }
 
 // Batch collects notifications to send together: on a line stream they go
@@ -854,7 +874,7 @@ func (b *Batch) Send() error {
 	}
 	msgs := b.msgs
 	b.msgs = nil
-	return b.c.writeMany(msgs)
+	return b.c.writeMany(msgs, true)
 }
 
 // Call sends a request and decodes its result into result (which may be nil
