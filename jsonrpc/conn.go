@@ -861,7 +861,10 @@ func (b *Batch) Notify(method string, params any) error {
 	return nil
 }
 
-// Send writes the batch and empties it.
+// Send writes the batch and empties it. Unlike Notify, it flushes inline
+// when no flush is under way: a producer of batches (a process's output
+// pump) then runs at the pace of the transport, holding no more than one
+// batch in memory.
 func (b *Batch) Send() error {
 	if len(b.msgs) == 0 {
 		return nil
@@ -874,7 +877,7 @@ func (b *Batch) Send() error {
 	}
 	msgs := b.msgs
 	b.msgs = nil
-	return b.c.writeMany(msgs, true)
+	return b.c.writeMany(msgs, false)
 }
 
 // Call sends a request and decodes its result into result (which may be nil
