@@ -3,7 +3,8 @@
 //	codexd exec-server --listen ws://127.0.0.1:0   serve the exec-server
 //	codexd exec [--server URL] -- CMD ARGS...      run a command remotely
 //
-// It only parses flags and hands over to the packages that do the work.
+// It only parses flags and hands over to the packages that do the work; it
+// must never hold protocol or server logic of its own.
 package main
 
 import (

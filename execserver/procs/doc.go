@@ -8,9 +8,11 @@
 // semantics of Codex's process/* methods (statuses, seq rules, exact error
 // messages) so that the server layer only translates. A [Process] also
 // offers a pull API ([Process.Events], [Process.Wait]) for the layer that
-// pushes notifications: the manager never blocks a child on a slow consumer;
-// output waits in the ring, and a consumer that falls too far behind learns
-// how many chunks were evicted.
+// pushes notifications. A consumer that holds a process ([Process.Hold],
+// [Process.Ack]) is never skipped: the child then waits on its pipe for the
+// consumer, as it would for a slow terminal. Without a holder, output waits
+// in the ring and the oldest is evicted, and a reader that falls behind
+// learns how many chunks it missed.
 //
 // The package must never know about JSON-RPC, connections or sessions: it
 // imports no wire type and sends nothing anywhere. It must never leave a
