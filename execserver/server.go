@@ -26,6 +26,7 @@ import (
 const (
 	DefaultSessionTTL     = 30 * time.Second
 	DefaultMaxConcurrency = 32
+	DefaultHTTPTimeout    = 5 * time.Minute
 )
 
 // ExecutorVersion is the Codex exec-server version whose wire contract
@@ -89,6 +90,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.HTTP.DefaultTimeout <= 0 {
+		// Codex waits forever for an http/request without timeoutMs; a
+		// server that must not pile up stuck requests does not.
+		cfg.HTTP.DefaultTimeout = DefaultHTTPTimeout
 	}
 	cfg.FS.Roots = append(cfg.FS.Roots, cfg.Roots...)
 	fs, err := fsops.New(cfg.FS)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/codexd/codexd/execcli"
 	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/execserver/httpreq"
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -62,6 +63,8 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	tokenFile := fs.String("auth-token-file", "", "require this bearer token on WebSocket upgrades")
 	ttl := fs.Duration("session-ttl", execserver.DefaultSessionTTL, "how long a detached session keeps its processes")
 	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in bytes")
+	httpTimeout := fs.Duration("http-timeout", execserver.DefaultHTTPTimeout, "timeout of an http/request that names none")
+	httpMaxBody := fs.Int64("http-max-body", httpreq.DefaultMaxBodyBytes, "largest http/request response body, in bytes")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -70,7 +73,8 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "codexd exec-server:", err)
 		return 2
 	}
-	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage}
+	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage,
+		HTTP: httpreq.Config{DefaultTimeout: *httpTimeout, MaxBodyBytes: *httpMaxBody}}
 	if *tokenFile != "" {
 		if cfg.AuthToken, err = execserver.ReadAuthToken(*tokenFile); err != nil {
 			fmt.Fprintln(stderr, "codexd exec-server:", err)
