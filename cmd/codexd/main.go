@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/codexd/codexd/execcli"
@@ -80,6 +81,12 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 			fmt.Fprintln(stderr, "codexd exec-server:", err)
 			return 2
 		}
+	}
+	if os.Getenv("GOGC") == "" {
+		// A server's live heap is small (rings, queues), while streamed
+		// output makes garbage fast: collecting at half the live heap
+		// instead of all of it keeps RSS near the live heap for little CPU.
+		debug.SetGCPercent(50)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
