@@ -387,10 +387,9 @@ func (b bigWriteBuffer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // library writes on its own during a batch (a pong) just go out with it.
 type gatherConn struct {
 	net.Conn
-	mu       sync.Mutex
-	gather   bool
-	buf      []byte
-	writeErr error
+	mu     sync.Mutex
+	gather bool
+	buf    []byte
 }
 
 func (g *gatherConn) Write(p []byte) (int, error) {
