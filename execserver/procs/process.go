@@ -287,11 +287,7 @@ func (p *Process) readLoop(idx int, o output) {
 				// slices of it, and the next read gets a fresh one.
 				buf = make([]byte, size)
 			}
-			for len(data) > 0 {
-				k := min(len(data), chunk)
-				p.appendOutput(o.stream, data[:k:k])
-				data = data[k:]
-			}
+			p.appendOutput(o.stream, data, chunk)
 		}
 		if recheck && err == nil {
 			// Look again, now that what was there has been taken.
@@ -333,32 +329,48 @@ func (p *Process) readLoop(idx int, o output) {
 	p.mu.Unlock()
 }
 
-func (p *Process) appendOutput(stream Stream, data []byte) {
+// appendOutput numbers what one read returned, in chunks of at most
+// chunk bytes, and wakes waiters once for all of them (or before it has to
+// wait for room, so that the holder sees what it is waited on to take).
+func (p *Process) appendOutput(stream Stream, data []byte, chunk int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	over := func() bool {
-		return p.ring.len() > 0 && (p.ring.bytes+len(data) > p.m.cfg.RingBytes || p.ring.len()+1 > p.m.cfg.RingChunks)
-	}
-	for p.held && !p.stopping && over() {
-		// Evict what the holder has taken; wait for it to take more.
-		if p.ring.at(0).Seq <= p.ackedThrough {
-			p.evictedThrough = p.ring.pop().Seq
-			continue
+	fresh := false
+	for len(data) > 0 {
+		k := min(len(data), chunk)
+		piece := data[:k:k]
+		data = data[k:]
+		over := func() bool {
+			return p.ring.len() > 0 && (p.ring.bytes+len(piece) > p.m.cfg.RingBytes || p.ring.len()+1 > p.m.cfg.RingChunks)
 		}
-		ch := p.space
-		p.spaceWaiters++
-		p.mu.Unlock()
-		<-ch
-		p.mu.Lock()
-		p.spaceWaiters--
+		for p.held && !p.stopping && over() {
+			// Evict what the holder has taken; wait for it to take more.
+			if p.ring.at(0).Seq <= p.ackedThrough {
+				p.evictedThrough = p.ring.pop().Seq
+				continue
+			}
+			if fresh {
+				p.broadcast()
+				fresh = false
+			}
+			ch := p.space
+			p.spaceWaiters++
+			p.mu.Unlock()
+			<-ch
+			p.mu.Lock()
+			p.spaceWaiters--
+		}
+		seq := p.nextSeq
+		p.nextSeq++
+		p.ring.push(Chunk{Seq: seq, Stream: stream, Data: piece})
+		for p.ring.bytes > p.m.cfg.RingBytes || p.ring.len() > p.m.cfg.RingChunks {
+			p.evictedThrough = p.ring.pop().Seq
+		}
+		fresh = true
 	}
-	seq := p.nextSeq
-	p.nextSeq++
-	p.ring.push(Chunk{Seq: seq, Stream: stream, Data: data})
-	for p.ring.bytes > p.m.cfg.RingBytes || p.ring.len() > p.m.cfg.RingChunks {
-		p.evictedThrough = p.ring.pop().Seq
+	if fresh {
+		p.broadcast()
 	}
-	p.broadcast()
 }
 
 func (p *Process) waitLoop() {
