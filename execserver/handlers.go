@@ -256,7 +256,7 @@ func (c *connection) processStart(ctx context.Context, sess *session, p execprot
 	if p.EnvPolicy != nil {
 		env = buildEnv(*p.EnvPolicy, p.Env)
 	}
-	opts := procs.StartOptions{ID: p.ProcessID, Argv: p.Argv, Cwd: cwd, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin}
+	opts := procs.StartOptions{ID: p.ProcessID, Argv: p.Argv, Cwd: cwd, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin, Held: true}
 	if p.Arg0 != nil {
 		opts.Arg0 = *p.Arg0
 	}
@@ -280,6 +280,8 @@ func (c *connection) processStart(ctx context.Context, sess *session, p execprot
 	c.mu.Unlock()
 	if attached {
 		go c.pump(c.pumpCtx, conn, sess, proc, 0)
+	} else {
+		proc.Release() // no client to wait for
 	}
 	return execproto.ProcessStartResponse{}, jsonrpc.ErrAsyncResponse
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -127,7 +129,8 @@ func (l *Listener) Serve(stdin io.Reader, stdout io.Writer) error {
 			}()
 		}
 	case "stdio":
-		return l.srv.ServeStream(jsonrpc.NewLineStreamRW(stdin, stdout, nil, l.srv.cfg.MaxMessage))
+		in, closer := closeableStdin(stdin)
+		return l.srv.ServeStream(jsonrpc.NewLineStreamRW(in, stdout, closer, l.srv.cfg.MaxMessage))
 	}
 	return nil
 }
@@ -148,4 +151,27 @@ func (l *Listener) Close() error {
 		_ = os.Remove(l.addr.Addr)
 	}
 	return err
+}
+
+// closeableStdin makes a stdin pipe or socket closeable while a read is
+// blocked on it, so that shutting the server down (SIGTERM) ends the stdio
+// connection and its session's processes even when the client keeps its end
+// open. A terminal is left alone: putting it in non-blocking mode would
+// change it for the shell that shares it.
+func closeableStdin(r io.Reader) (io.Reader, io.Closer) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return r, nil
+	}
+	fd := int(f.Fd())
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		return r, nil
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return r, nil
+	}
+	// A non-blocking descriptor is registered with the poller, whose Close
+	// wakes a pending Read.
+	nf := os.NewFile(uintptr(fd), f.Name())
+	return nf, nf
 }

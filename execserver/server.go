@@ -400,18 +400,24 @@ func (c *connection) initialize(ctx context.Context, p execproto.InitializeParam
 	var resumes []resume
 	if p.ResumeSessionID != nil {
 		for _, proc := range sess.procs.Processes() {
-			after := proc.NextSeq() - 1
 			select {
 			case <-proc.Done():
 				continue // the client learns how it ended with process/read
 			default:
 			}
+			// Held from here, before the answer can wait in the queue, so
+			// that nothing after this point is evicted before the pump runs.
+			after := proc.NextSeq() - 1
+			proc.Hold(after)
 			resumes = append(resumes, resume{proc, after})
 		}
 	}
 	if err := conn.Respond(jsonrpc.RequestFrom(ctx).ID, execproto.InitializeResponse{
 		SessionID: sess.id, EnvironmentInfo: c.srv.env,
 	}, nil); err != nil {
+		for _, r := range resumes {
+			r.proc.Release()
+		}
 		return execproto.InitializeResponse{}, err
 	}
 	for _, r := range resumes {

@@ -145,10 +145,10 @@ func (sess *session) isOwner(c *connection) bool {
 // is eventually evicted) in the ring, so memory stays bounded.
 func (c *connection) pump(ctx context.Context, conn *jsonrpc.Conn, sess *session, p *procs.Process, after uint64) {
 	defer c.pumps.Done()
-	// Holding the output makes the child wait for this client instead of
-	// the ring dropping what the client has not been sent: no seq is ever
-	// skipped while a client is attached.
-	p.Hold(after)
+	// The caller holds the output for this pump (from before its answer
+	// went out), so the child waits for this client instead of the ring
+	// dropping what the client has not been sent: no seq is ever skipped
+	// while a client is attached. The pump lets go when it ends.
 	defer p.Release()
 	id := p.ID()
 	quotedID, _ := jsontext.AppendQuote(nil, id)

@@ -328,7 +328,15 @@ func (c *Conn) finish() {
 	}
 	t.Stop()
 	_ = c.stream.Close()
-	<-c.readDone
+	// A Stream's Close must unblock its Read; one that does not (a reader
+	// nobody can close) must not hold the shutdown forever.
+	rt := time.NewTimer(c.opts.DrainTimeout)
+	select {
+	case <-c.readDone:
+	case <-rt.C:
+		c.log.Warn("jsonrpc: the stream's Read did not return after Close; leaving it")
+	}
+	rt.Stop()
 	<-drained
 	c.mu.Lock()
 	pending := c.state.pending

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWebSocketTransport(t *testing.T) {
@@ -169,4 +171,16 @@ func TestWebSocketGuardRefusesHostileEarly(t *testing.T) {
 	if res, err := echo.Call(context.Background(), c, echoParams{Text: "still here"}); err != nil || res.Text != "still here" {
 		t.Fatalf("after hostile: %+v %v", res, err)
 	}
+}
+
+// TestCloseDoesNotHangOnAnUncloseableReader: a stream whose Read cannot be
+// unblocked (a reader with no closer, whose peer keeps its end open) must
+// not hold Close forever; it waits DrainTimeout for it.
+func TestCloseDoesNotHangOnAnUncloseableReader(t *testing.T) {
+	r, w := io.Pipe()
+	c := NewConn(NewLineStreamRW(r, io.Discard, nil, 0), Options{DrainTimeout: 20 * time.Millisecond})
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	recv(t, done)
+	w.Close() // lets the abandoned reader end, for goleak
 }

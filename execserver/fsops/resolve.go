@@ -27,8 +27,9 @@ func splitComponents(p string) []string {
 // resolvePath returns the physical path p names: symlinks among its
 // existing components are resolved and ".." is applied to the resolved
 // parent, as the kernel does. followFinal says whether a symlink in the last
-// component is resolved too. Components after the first missing one are
-// kept (lexically cleaned), so paths that are about to be created resolve.
+// component is resolved too. Missing components are kept as they are, so
+// paths that are about to be created resolve, and the walk goes on after
+// them.
 func resolvePath(p string, followFinal bool) (string, error) {
 	comps := splitComponents(p)
 	cur := "/"
@@ -47,7 +48,13 @@ func resolvePath(p string, followFinal bool) (string, error) {
 		fi, err := os.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				return filepath.Join(append([]string{next}, comps...)...), nil
+				// Keep walking: a later ".." can lead back to components
+				// that exist, and a symlink among them must be resolved
+				// too ("missing/../link/x" names link's target). Joining
+				// the rest lexically here once let such a path escape the
+				// roots.
+				cur = next
+				continue
 			}
 			return "", err
 		}

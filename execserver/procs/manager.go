@@ -8,8 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Defaults of Config, taken from Codex 0.169 where it has one.
@@ -288,11 +286,12 @@ func (m *Manager) KillAll() {
 		p.Terminate()
 	}
 	// A closed process's leader is reaped, but members of its group that
-	// closed their output may still run. Its pgid cannot have been reused
-	// while they do, and a closed process is retained only for the TTL, so
-	// a reuse of the id since it closed is as unlikely as a pid wrap.
+	// closed their output may still run. Its pid may have been reused since
+	// by a new group leader (of another session, even), so the group is not
+	// signalled as a whole: only members other than a leader are killed,
+	// one by one.
 	for _, p := range retained {
-		unix.Kill(-p.pid, unix.SIGKILL)
+		killGroupMembers(p.pid)
 	}
 
 	grace := time.NewTimer(m.cfg.KillGrace)

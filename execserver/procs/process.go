@@ -54,6 +54,10 @@ type StartOptions struct {
 	// PipeStdin gives a non-tty child a stdin pipe fed by Write; otherwise
 	// its stdin is /dev/null.
 	PipeStdin bool
+	// Held starts the process with its output held (see Process.Hold) from
+	// its first byte, for a consumer that will take it and Release it: no
+	// chunk can be evicted before that consumer gets to run.
+	Held bool
 }
 
 // Chunk is one piece of output. Data is shared with the ring and with other
@@ -201,6 +205,7 @@ func newProcess(m *Manager, opts *StartOptions) *Process {
 		m:           m,
 		tty:         opts.TTY,
 		stdinOpen:   opts.TTY || opts.PipeStdin,
+		held:        opts.Held,
 		nextSeq:     1,
 		changed:     make(chan struct{}),
 		space:       make(chan struct{}),

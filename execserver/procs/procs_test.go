@@ -863,3 +863,25 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestKillAllReachesMembersOfClosedProcesses: a closed process's leader is
+// reaped, but a member of its group that let go of the output still runs;
+// KillAll kills it, without signalling the group id as a whole (a stranger
+// may have reused the leader's pid).
+func TestKillAllReachesMembersOfClosedProcesses(t *testing.T) {
+	m := newManager(t, Config{})
+	p := start(t, m, StartOptions{ID: "left", Argv: []string{"sh", "-c", "sleep 100 >/dev/null 2>&1 & echo $!"}})
+	o := summarize(t, pump(t, p))
+	pid, err := strconv.Atoi(strings.TrimSpace(o.out[StreamStdout]))
+	if err != nil {
+		t.Fatalf("member pid %q", o.out[StreamStdout])
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if st := procState(pid); st != "S" && st != "R" {
+		t.Fatalf("member %d is not running after its leader closed: %q", pid, st)
+	}
+	m.KillAll()
+	if !diesWithin(t, pid, 5*time.Second) {
+		t.Fatalf("member %d of a closed process survived KillAll: state %s", pid, procState(pid))
+	}
+}

@@ -1,11 +1,13 @@
 package procs
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -257,4 +259,38 @@ func waitExit(pid int) (int, error) {
 		return 128 + int(status), nil
 	}
 	return -1, nil
+}
+
+// killGroupMembers SIGKILLs the processes of process group pgid other than
+// one whose pid is pgid itself: after the leader was reaped, a process with
+// that pid is a stranger who reused it, while the members it left behind
+// still carry the old group id.
+func killGroupMembers(pgid int) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold anything; the
+		// fields after it are: state ppid pgrp ...
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 {
+			continue
+		}
+		if pgrp, err := strconv.Atoi(f[2]); err == nil && pgrp == pgid {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 }
