@@ -189,10 +189,8 @@ func (st *decodeState) message() (Message, error) {
 }
 
 func (st *decodeState) member(name jsontext.Value, f *fields) error {
-	if bytes.IndexByte(name, '\\') >= 0 {
-		name = jsontext.Value(`"` + unquote(name) + `"`) // "\u0069d" is "id" too
-	}
-	switch string(name) { // compiles to comparisons without allocating
+	name = plainName(name) // "\u0069d" is "id" too
+	switch string(name) {  // compiles to comparisons without allocating
 	case `"id"`:
 		raw, err := st.rawValue(f)
 		if err != nil {
@@ -326,6 +324,15 @@ func (st *decodeState) rawValue(f *fields) (jsontext.Value, error) {
 	return raw, nil
 }
 
+// plainName returns a member name with its escapes undone ("\u0063ode" is
+// "code"), still quoted, so that it can be compared as written.
+func plainName(name []byte) []byte {
+	if bytes.IndexByte(name, '\\') < 0 {
+		return name
+	}
+	return []byte(`"` + unquote(name) + `"`)
+}
+
 func unquote(raw []byte) string {
 	if len(raw) >= 2 && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
 		return string(raw[1 : len(raw)-1])
@@ -381,10 +388,10 @@ func parseErrorObject(raw []byte) (*Error, string) {
 		if err != nil {
 			return nil, err.Error()
 		}
-		switch string(name) {
+		switch string(plainName(name)) {
 		case `"code"`:
 			n, err := strconv.ParseInt(string(v), 10, 64)
-			if err != nil {
+			if err != nil || string(v) == "-0" { // -0 is a float to serde
 				return nil, "error.code must be an integer"
 			}
 			e.Code, hasCode = n, true
@@ -425,12 +432,12 @@ func parseTrace(raw []byte) (*Trace, string) {
 			if string(v) == "null" {
 				continue
 			}
-			if string(name) == `"traceparent"` || string(name) == `"tracestate"` {
+			if n := string(plainName(name)); n == `"traceparent"` || n == `"tracestate"` {
 				return nil, "trace members must be strings"
 			}
 			continue
 		}
-		switch string(name) {
+		switch string(plainName(name)) {
 		case `"traceparent"`:
 			t.Traceparent = unquote(v)
 		case `"tracestate"`:

@@ -65,6 +65,9 @@ func TestKindsAndIDs(t *testing.T) {
 	if resp.ID != Int64ID(9223372036854775807) || string(resp.Result) != "1" {
 		t.Fatalf("response: %+v", resp)
 	}
+	if e := mustDecode(t, `{"id":1,"error":{"\u0063ode":-32600,"message":"m"}}`).(*Response).Error; e == nil || e.Code != -32600 {
+		t.Fatalf("escaped member name in error: %+v", e)
+	}
 	er := mustDecode(t, `{"id":"x","error":{"code":-32001,"message":"Server overloaded; retry later."}}`).(*Response)
 	if er.Error == nil || er.Error.Code != CodeOverloaded || er.ID != StringID("x") {
 		t.Fatalf("error: %+v", er)
@@ -77,6 +80,9 @@ func TestKindsAndIDs(t *testing.T) {
 		`{"id":{"a":1},"method":"m"}`,
 		`{"id":[1],"method":"m"}`,
 		`{"id":92233720368547758070,"method":"m"}`,
+		`{"id":-0,"method":"m"}`,
+		`{"id":1,"error":{"code":-0,"message":"m"}}`,
+		`{"id":1,"method":"m","trace":{"tr\u0061ceparent":5}}`,
 		`{"id":1}`,
 		`{"id":1,"error":{"code":"x","message":"m"}}`,
 		`{"id":1,"error":{"message":"m"}}`,

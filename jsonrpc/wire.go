@@ -93,6 +93,9 @@ func parseID(raw []byte) (ID, error) {
 	case 'n':
 		return ID{}, nil
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if string(raw) == "-0" { // serde_json reads -0 as a float
+			return ID{}, errBadID
+		}
 		n, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil {
 			return ID{}, fmt.Errorf("id %s is not a 64-bit integer", raw)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/codexd/codexd/execproto"
 )
@@ -72,6 +73,15 @@ func (s *Service) copyTree(ctx context.Context, src, dst string) error {
 			return internal("fs/copy cancelled: %v", err)
 		}
 		from, to := filepath.Join(src, de.Name()), filepath.Join(dst, de.Name())
+		if len(s.roots) > 0 {
+			r, err := resolvePath(to, true)
+			if err != nil {
+				return osError(err)
+			}
+			if err := s.confine(to, r); err != nil {
+				return err
+			}
+		}
 		switch t := de.Type(); {
 		case t.IsDir():
 			if err := s.copyTree(ctx, from, to); err != nil {
@@ -124,7 +134,7 @@ func copyFile(src string, srcInfo fs.FileInfo, dst string) error {
 	} else if !os.SameFile(srcInfo, ifi) {
 		return internal("fs/copy source `%s` changed during the copy", src)
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE, srcInfo.Mode().Perm())
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, srcInfo.Mode().Perm())
 	if err != nil {
 		return osError(err)
 	}

@@ -283,7 +283,7 @@ func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) 
 	if err != nil {
 		return execproto.FsWriteFileResponse{}, err
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NONBLOCK
 	if !follow {
 		flags |= syscall.O_NOFOLLOW
 	}

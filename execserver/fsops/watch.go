@@ -18,6 +18,7 @@ import (
 // the next component the watch moves down to it, and when a watched path
 // exists the watch fires once and is dropped.
 type watchSet struct {
+	svc    *Service
 	notify NotifyFunc
 	w      *fsnotify.Watcher
 	kick   chan struct{}
@@ -87,6 +88,7 @@ func (s *Service) WatchMissing(ctx context.Context, c *ConnState, p execproto.Fs
 			return execproto.FsWatchMissingResponse{}, internal("cannot watch missing paths: %v", err)
 		}
 		ws = &watchSet{
+			svc:     s,
 			notify:  c.notify,
 			w:       w,
 			kick:    make(chan struct{}, 1),
@@ -179,7 +181,7 @@ func (ws *watchSet) rearm() []uint64 {
 		for id, paths := range ws.watches {
 			appeared := false
 			for _, p := range paths {
-				if _, err := os.Lstat(p); err == nil {
+				if _, err := os.Lstat(p); err == nil && ws.inRoots(p) {
 					appeared = true
 					break
 				}
@@ -225,4 +227,10 @@ func (ws *watchSet) rearm() []uint64 {
 func (ws *watchSet) close() {
 	_ = ws.w.Close()
 	<-ws.done
+}
+
+// inRoots reports whether p, resolved now, is still inside the roots.
+func (ws *watchSet) inRoots(p string) bool {
+	r, err := resolvePath(p, true)
+	return err == nil && ws.svc.confine(p, r) == nil
 }
