@@ -30,17 +30,31 @@ const defaultCodexBin = "/work/codex/node_modules/@openai/codex-linux-x64/vendor
 func codexBin(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("CODEX_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
+		if err := executable(p); err != nil {
 			t.Skipf("CODEX_BIN=%s: %v; install Codex with `npm install @openai/codex@0.169.0` (see integration/README.md)", p, err)
 		}
 		return p
 	}
-	if _, err := os.Stat(defaultCodexBin); err == nil {
+	if executable(defaultCodexBin) == nil {
 		return defaultCodexBin
 	}
 	t.Skipf("the real Codex binary is absent: set CODEX_BIN to the native `codex` binary of "+
 		"@openai/codex@0.169.0 (or install it at %s); see integration/README.md", defaultCodexBin)
 	return ""
+}
+
+// executable reports why p is not a runnable file, or nil.
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("not a regular file")
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("not executable")
+	}
+	return nil
 }
 
 // TestCodexExecThroughCodexd runs `codex exec` against a mock Responses API
