@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -64,7 +63,7 @@ func (e *DecodeError) Is(target error) bool { return target == ErrInvalidMessage
 // ErrInvalidMessage matches every *DecodeError.
 var ErrInvalidMessage = errors.New("jsonrpc: invalid message")
 
-var decoderPool = sync.Pool{New: func() any { return new(decodeState) }}
+var decoderFree freeList[decodeState]
 
 type decodeState struct {
 	buf    bytes.Buffer
@@ -83,7 +82,7 @@ type decodeState struct {
 // and strings survive byte for byte. The caller must not modify data while
 // the message is in use.
 func Decode(data []byte, lim Limits) (Message, error) {
-	st := decoderPool.Get().(*decodeState)
+	st := decoderFree.get()
 	st.lim = lim.withDefaults()
 	st.values = 0
 	st.input = data
@@ -95,7 +94,7 @@ func Decode(data []byte, lim Limits) (Message, error) {
 	st.input = nil
 	st.buf = bytes.Buffer{}
 	st.dec.Reset(&st.buf)
-	decoderPool.Put(st)
+	decoderFree.put(st)
 	return m, err
 }
 

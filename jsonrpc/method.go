@@ -139,7 +139,7 @@ func DecodeParams[P any](raw jsontext.Value) (P, error) {
 	if raw == nil {
 		raw = nullValue
 	}
-	err := json.Unmarshal(raw, &p)
+	err := unmarshal(raw, &p)
 	if err == nil {
 		return p, nil
 	}
@@ -152,18 +152,40 @@ func DecodeParams[P any](raw jsontext.Value) (P, error) {
 	return p, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("Invalid params: %v", err)}
 }
 
-// marshalValue encodes a params or result value. A jsontext.Value is taken
-// as already encoded.
-func marshalValue(v any) (jsontext.Value, error) {
+// marshalValue encodes a params or result value into a scratch buffer
+// from a free list, and returns the bytes with that buffer (nil when the value
+// was already encoded: a jsontext.Value is taken as is). The caller copies
+// the bytes into the message it builds and then gives the buffer back with
+// putScratch: encoding straight into a reused buffer saves the copy and the
+// allocation that json.Marshal makes for its result, which is what a large
+// message (a 1 MiB echo) costs most.
+func marshalValue(v any) (jsontext.Value, *bytes.Buffer, error) {
 	switch v := v.(type) {
 	case nil:
-		return nil, nil
+		return nil, nil, nil
 	case jsontext.Value:
-		return v, nil
+		return v, nil, nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+	b := scratchFree.get()
+	if err := json.MarshalWrite(b, v); err != nil {
+		putScratch(b)
+		return nil, nil, err
 	}
-	return b, nil
+	return b.Bytes(), b, nil
+}
+
+// scratchFree holds the scratch buffers kept for reuse: at most 2 ×
+// maxScratch bytes.
+var scratchFree = freeList[bytes.Buffer]{max: 2}
+
+// maxScratch is the largest scratch buffer kept for reuse: a burst of huge
+// messages must not pin their buffers.
+const maxScratch = 4 << 20
+
+func putScratch(b *bytes.Buffer) {
+	if b == nil || b.Cap() > maxScratch {
+		return
+	}
+	b.Reset()
+	scratchFree.put(b)
 }

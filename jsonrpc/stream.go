@@ -33,6 +33,9 @@ type lineStream struct {
 	limit  int64
 	lim    Limits
 	guard  guard
+	// longHint is the size of the last line longer than the reader's
+	// buffer: the next long line starts in a buffer of that size.
+	longHint int
 
 	closeOnce sync.Once
 	closeErr  error
@@ -75,8 +78,11 @@ func (s *lineStream) Read() ([]byte, error) {
 // readLine returns one line, without its newline, in a buffer of its own.
 //
 // A line that fits the reader's buffer is copied out once. A longer one is
-// gathered in pieces and joined once it is complete, so it costs at most
-// twice its size, and the guard refuses a hostile one while it is still
+// copied as it arrives into a buffer sized after the previous long line
+// (so that a peer that sends large messages of similar sizes costs one
+// allocation per message), and what overflows that buffer is gathered in
+// pooled chunks and joined once the line is complete: a line costs at most
+// about twice its size. The guard refuses a hostile line while it is still
 // arriving: after the limit is crossed, the rest of the line is skipped
 // without being kept.
 func (s *lineStream) readLine() ([]byte, error) {
@@ -89,74 +95,156 @@ func (s *lineStream) readLine() ([]byte, error) {
 		copy(out, frag)
 		return out, nil
 	}
-	var g gather
-	var total int64
+	var a assembler
 	s.guard.reset(s.lim)
 	for errors.Is(err, bufio.ErrBufferFull) {
-		total += int64(len(frag))
+		total := a.total + int64(len(frag))
 		if total > s.limit {
+			a.abandon()
 			s.skipLine()
 			return nil, tooLarge(total, s.limit)
 		}
 		if gerr := s.guard.scan(frag); gerr != nil {
+			a.abandon()
 			s.skipLine()
 			return nil, gerr
 		}
-		g.add(frag)
+		a.add(frag, s.longHint)
 		frag, err = s.r.ReadSlice('\n')
 	}
 	last := frag
 	switch {
 	case err == nil:
 		last = frag[:len(frag)-1]
-	case errors.Is(err, io.EOF) && total+int64(len(frag)) > 0:
+	case errors.Is(err, io.EOF) && a.total+int64(len(frag)) > 0:
 		// A final message without a newline still counts.
 	default:
+		a.abandon()
 		return nil, err
 	}
-	total += int64(len(last))
-	if total > s.limit {
+	if total := a.total + int64(len(last)); total > s.limit {
+		a.abandon()
 		return nil, tooLarge(total, s.limit)
 	}
-	return g.join(last), nil
+	return a.finish(last, &s.longHint), nil
 }
 
-// gather keeps the pieces of a long message in buffers that double in size,
-// so that a message of n bytes costs about log2(n/64 KiB) allocations, and
-// joins them once, into a buffer of the exact size: at most twice the
-// message is held at any time.
+// assembler builds a message longer than a transport's read buffer from the
+// pieces it arrives in. The pieces are copied into a buffer sized after
+// the previous long message (hint), so that a peer that sends large
+// messages of similar sizes costs one allocation per message; what
+// overflows it is gathered in pooled chunks and joined at the end into one
+// exact buffer. A message of n bytes costs at most about 2n.
+type assembler struct {
+	head  []byte  // the message's start, in a buffer of the hint's size
+	g     *gather // what did not fit in head
+	total int64
+}
+
+func (a *assembler) add(p []byte, hint int) {
+	a.total += int64(len(p))
+	if a.g == nil {
+		if a.head == nil && hint > 0 {
+			a.head = make([]byte, 0, min(hint, maxLongHint))
+		}
+		k := min(len(p), cap(a.head)-len(a.head))
+		a.head = append(a.head, p[:k]...)
+		p = p[k:]
+		if len(p) == 0 {
+			return
+		}
+		a.g = getGather()
+	}
+	a.g.add(p)
+}
+
+// finish returns the message, whose last piece is last, and records its
+// size in *hint.
+func (a *assembler) finish(last []byte, hint *int) []byte {
+	total := a.total + int64(len(last))
+	*hint = int(total)
+	if a.g == nil && cap(a.head)-len(a.head) >= len(last) && int64(cap(a.head)) <= 2*total {
+		return append(a.head, last...)
+	}
+	// The hint was too small, or far too large: one exact buffer.
+	out := make([]byte, 0, total)
+	out = append(out, a.head...)
+	if a.g != nil {
+		out = a.g.appendTo(out)
+		a.g = nil
+	}
+	return append(out, last...)
+}
+
+// maxLongHint bounds the buffer a long message starts in: beyond it,
+// messages are rare enough to be gathered in chunks, and a peer cannot make
+// a small message cost the size of a huge earlier one.
+const maxLongHint = 4 << 20
+
+// abandon drops a refused message.
+func (a *assembler) abandon() {
+	if a.g != nil {
+		a.g.release()
+		a.g = nil
+	}
+	a.head = nil
+}
+
+// gather keeps the pieces of a long message in 64 KiB chunks and joins
+// them once, into a buffer of the exact size: a message of n bytes holds at
+// most n + 64 KiB of chunks and the n bytes of the result. Gathers come
+// from a pool with their chunks (up to 4 MiB of them), so that a
+// connection that carries large messages one after another allocates only
+// their results.
 type gather struct {
-	pieces [][]byte
-	array  [12][]byte // room for the pieces of up to 256 MiB without allocating
-	cur    []byte
+	chunks [][]byte // each of capacity gatherChunk; the first n are in use
+	n      int
 	total  int
 }
 
+const (
+	gatherChunk     = 64 << 10
+	gatherKeptBytes = 4 << 20 // chunks a pooled gather keeps
+)
+
+var gatherPool = sync.Pool{New: func() any { return new(gather) }}
+
+func getGather() *gather { return gatherPool.Get().(*gather) }
+
 func (g *gather) add(p []byte) {
 	for len(p) > 0 {
-		if len(g.cur) == cap(g.cur) {
-			if g.cur != nil {
-				if g.pieces == nil {
-					g.pieces = g.array[:0]
-				}
-				g.pieces = append(g.pieces, g.cur)
+		if g.n == 0 || len(g.chunks[g.n-1]) == gatherChunk {
+			if g.n == len(g.chunks) {
+				g.chunks = append(g.chunks, make([]byte, 0, gatherChunk))
 			}
-			g.cur = make([]byte, 0, max(64<<10, 2*cap(g.cur)))
+			g.chunks[g.n] = g.chunks[g.n][:0]
+			g.n++
 		}
-		k := min(len(p), cap(g.cur)-len(g.cur))
-		g.cur = append(g.cur, p[:k]...)
+		cur := g.chunks[g.n-1]
+		k := min(len(p), gatherChunk-len(cur))
+		g.chunks[g.n-1] = append(cur, p[:k]...)
 		p = p[k:]
 		g.total += k
 	}
 }
 
-func (g *gather) join(last []byte) []byte {
-	out := make([]byte, 0, g.total+len(last))
-	for _, p := range g.pieces {
-		out = append(out, p...)
+// appendTo appends the gathered bytes to dst and gives g back to the pool.
+func (g *gather) appendTo(dst []byte) []byte {
+	for _, c := range g.chunks[:g.n] {
+		dst = append(dst, c...)
 	}
-	out = append(out, g.cur...)
-	return append(out, last...)
+	g.release()
+	return dst
+}
+
+// release gives g back to the pool; g must not be used after.
+func (g *gather) release() {
+	if keep := gatherKeptBytes / gatherChunk; len(g.chunks) > keep {
+		clear(g.chunks[keep:])
+		g.chunks = g.chunks[:keep]
+	}
+	g.n, g.total = 0, 0
+	gatherPool.Put(g)
 }
 
 func tooLarge(size, limit int64) error {
@@ -216,6 +304,8 @@ type wsStream struct {
 	guard   guard
 	scratch []byte
 	gather  *gatherConn // nil on dialled connections
+	// longHint: see lineStream.
+	longHint int
 }
 
 func (s *wsStream) setLimits(lim Limits) { s.lim = lim }
@@ -306,24 +396,27 @@ func (s *wsStream) readMessage(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	s.guard.reset(s.lim)
-	var g gather
+	var a assembler
 	for {
 		if gerr := s.guard.scan(s.scratch[:n]); gerr != nil {
+			a.abandon()
 			return nil, gerr
 		}
-		g.add(s.scratch[:n])
+		a.add(s.scratch[:n], s.longHint)
 		n, err = io.ReadFull(r, s.scratch)
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
 		if err != nil {
+			a.abandon()
 			return nil, err
 		}
 	}
 	if gerr := s.guard.scan(s.scratch[:n]); gerr != nil {
+		a.abandon()
 		return nil, gerr
 	}
-	return g.join(s.scratch[:n]), nil
+	return a.finish(s.scratch[:n], &s.longHint), nil
 }
 
 func (s *wsStream) Write(msg []byte) error {

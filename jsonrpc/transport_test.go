@@ -184,3 +184,93 @@ func TestCloseDoesNotHangOnAnUncloseableReader(t *testing.T) {
 	recv(t, done)
 	w.Close() // lets the abandoned reader end, for goleak
 }
+
+// TestLongMessagesOfChangingSizes: messages longer than a stream's read
+// buffer arrive whole and intact whatever the size of the one before
+// (which sizes the buffer the next one starts in), and none keeps a buffer
+// much larger than itself.
+func TestLongMessagesOfChangingSizes(t *testing.T) {
+	sizes := []int{100 << 10, 1 << 20, 70 << 10, 3 << 20, 5 << 20, 200 << 10, 200 << 10}
+	msgs := make([][]byte, len(sizes))
+	for i, n := range sizes {
+		m := make([]byte, n)
+		for j := range m {
+			m[j] = 'a' + byte((i+j)%26)
+		}
+		msgs[i] = m
+	}
+	check := func(t *testing.T, read func() ([]byte, error)) {
+		for i, want := range msgs {
+			got, err := read()
+			if err != nil {
+				t.Fatalf("message %d: %v", i, err)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("message %d (%d bytes) arrived as %d different bytes", i, len(want), len(got))
+			}
+			if cap(got) > 2*len(got) {
+				t.Fatalf("message %d: %d bytes kept in a buffer of %d", i, len(got), cap(got))
+			}
+		}
+	}
+	t.Run("line", func(t *testing.T) {
+		a, b := socketPair(t)
+		rd, wr := NewLineStream(a, 0), NewLineStream(b, 0)
+		defer func() { rd.Close(); wr.Close() }()
+		wrote := make(chan error, 1)
+		go func() {
+			for _, m := range msgs {
+				if err := wr.Write(m); err != nil {
+					wrote <- err
+					return
+				}
+			}
+			wrote <- nil
+		}()
+		check(t, rd.Read)
+		if err := recv(t, wrote); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("websocket", func(t *testing.T) {
+		got := make(chan []byte, len(msgs))
+		failed := make(chan error, 1)
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			st, err := AcceptWebSocket(w, r, 0)
+			if err != nil {
+				failed <- err
+				return
+			}
+			defer st.Close()
+			for range msgs {
+				m, err := st.Read()
+				if err != nil {
+					failed <- err
+					return
+				}
+				got <- m
+			}
+		}))
+		defer hs.Close()
+		st, err := DialWebSocket(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		for _, m := range msgs {
+			if err := st.Write(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check(t, func() ([]byte, error) {
+			select {
+			case m := <-got:
+				return m, nil
+			case err := <-failed:
+				return nil, err
+			case <-time.After(10 * time.Second):
+				return nil, errors.New("timed out")
+			}
+		})
+	})
+}

@@ -118,7 +118,7 @@ func WriteGoals(w io.Writer, ms []Measure, hs []HostileResult) {
 		if floor > 0 {
 			fmt.Fprintf(w, "| ≥ 60%% of floor | %s | %s | %.0f%% | %s |\n", m.Workload, m.Transport, 100*m.Rate/floor, yes(m.Rate >= 0.6*floor))
 		}
-		if m.Workload == "echo (small)" || m.Workload == "echo, 64 callers" {
+		if strings.HasPrefix(m.Workload, "echo") {
 			fmt.Fprintf(w, "| ≤ 30 allocs per round trip | %s | %s | %.1f | %s |\n", m.Workload, m.Transport, m.Allocs, yes(m.Allocs <= 30))
 		}
 	}
