@@ -153,36 +153,40 @@ func (c *connection) pump(ctx context.Context, conn *jsonrpc.Conn, sess *session
 	id := p.ID()
 	quotedID, _ := jsontext.AppendQuote(nil, id)
 	for {
-		batch := p.Events(after, 256<<10)
-		if len(batch.Events) == 0 {
+		// One batch of events goes out in one write. The batch is encoded
+		// with the process locked, straight from its ring, whose buffers
+		// are reused once their output has been sent.
+		out := conn.Batch()
+		closed := false
+		p.VisitEvents(after, 256<<10, func(batch procs.EventBatch) {
+			for _, ev := range batch.Events {
+				switch ev.Kind {
+				case procs.EventOutput:
+					// The hot path of streamed output: encoded by hand, in
+					// one buffer, with the same bytes json.Marshal would
+					// produce.
+					size := len(quotedID) + 64 + base64.StdEncoding.EncodedLen(len(ev.Data))
+					out.NotifyAppend(execproto.MethodProcessOutput, size, func(dst []byte) []byte {
+						return appendOutputParams(dst, quotedID, ev.Seq, string(ev.Stream), ev.Data)
+					})
+				case procs.EventExited:
+					_ = out.Notify(execproto.MethodProcessExited, execproto.ProcessExitedNotification{
+						ProcessID: id, Seq: ev.Seq, ExitCode: int32(ev.ExitCode),
+					})
+				case procs.EventClosed:
+					_ = out.Notify(execproto.MethodProcessClosed, execproto.ProcessClosedNotification{
+						ProcessID: id, Seq: ev.Seq,
+					})
+					closed = true
+				}
+				after = ev.Seq
+			}
+		})
+		if out.Len() == 0 {
 			if err := p.Wait(ctx, after); err != nil {
 				return
 			}
 			continue
-		}
-		// One batch of events goes out in one write.
-		out := conn.Batch()
-		closed := false
-		for _, ev := range batch.Events {
-			switch ev.Kind {
-			case procs.EventOutput:
-				// The hot path of streamed output: encoded by hand, in one
-				// buffer, with the same bytes json.Marshal would produce.
-				size := len(quotedID) + 64 + base64.StdEncoding.EncodedLen(len(ev.Data))
-				out.NotifyAppend(execproto.MethodProcessOutput, size, func(dst []byte) []byte {
-					return appendOutputParams(dst, quotedID, ev.Seq, string(ev.Stream), ev.Data)
-				})
-			case procs.EventExited:
-				_ = out.Notify(execproto.MethodProcessExited, execproto.ProcessExitedNotification{
-					ProcessID: id, Seq: ev.Seq, ExitCode: int32(ev.ExitCode),
-				})
-			case procs.EventClosed:
-				_ = out.Notify(execproto.MethodProcessClosed, execproto.ProcessClosedNotification{
-					ProcessID: id, Seq: ev.Seq,
-				})
-				closed = true
-			}
-			after = ev.Seq
 		}
 		if err := out.Send(); err != nil {
 			return

@@ -1,11 +1,11 @@
 package procs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -60,13 +60,31 @@ type StartOptions struct {
 	Held bool
 }
 
-// Chunk is one piece of output. Data is shared with the ring and with other
-// readers: it must not be modified.
+// Chunk is one piece of output. Data must not be modified.
 type Chunk struct {
 	Seq    uint64
 	Stream Stream
 	Data   []byte
+	// owner is the read buffer Data is a slice of, when the process reuses
+	// that buffer once every chunk of it has left the ring; nil when Data
+	// is a buffer of its own.
+	owner *readBuf
 }
+
+// readBuf is a buffer the output of a process is read into. A large read
+// hands it to the ring, which keeps its chunks as slices of it; once the
+// last of them is evicted, the buffer goes back to the process for the
+// next read. That is why chunk data never leaves the process's lock
+// without being copied (Read, Events) and is otherwise only seen inside
+// VisitEvents: a streaming child then costs no allocation per read, and
+// the collector has nothing to do.
+type readBuf struct {
+	b    []byte
+	refs int // chunks in the ring, plus one while the reader fills it
+}
+
+// spareBufs is how many read buffers a process keeps for reuse.
+const spareBufs = 4
 
 // EventKind tells what an Event reports.
 type EventKind uint8
@@ -165,7 +183,9 @@ type Process struct {
 
 	mu             sync.Mutex
 	ring           ring
-	evictedThrough uint64 // highest seq the ring dropped
+	spare          []*readBuf // read buffers back from the ring, for reuse
+	visitScratch   []Event    // VisitEvents' slice, reused
+	evictedThrough uint64     // highest seq the ring dropped
 	nextSeq        uint64
 	exited         bool
 	exitCode       int
@@ -269,30 +289,33 @@ func (p *Process) broadcast() {
 	p.changed = make(chan struct{})
 }
 
-// readSize is how much one read of a child's output asks for: several
-// chunks, so that a fast writer costs one system call per readSize rather
-// than per chunk.
+// readSize is how much one read of a child's output asks for at least:
+// several chunks, and as much as a pipe holds (64 KiB on Linux), so that a
+// fast writer costs one system call per pipeful rather than per chunk.
+// Reads fill buffers of twice that, one after the other.
 const readSize = 64 << 10
 
 func (p *Process) readLoop(idx int, o output) {
 	chunk := p.m.cfg.ChunkSize
-	size := max(readSize, chunk)
-	buf := make([]byte, size)
+	minRead := max(readSize, chunk)
+	size := 2 * minRead
+	// Reads fill a buffer one after the other, each chunk a slice of it,
+	// until less than minRead is left; the ring gives the buffer back for
+	// reuse when its last chunk is evicted. (Untouched pages of a buffer
+	// cost no memory, so a quiet process pays for what it prints.)
+	buf, off := p.takeBuf(size), 0
 	recheck := false
 	for {
-		n, err := o.f.Read(buf)
+		if size-off < minRead {
+			p.mu.Lock()
+			p.unref(buf)
+			p.mu.Unlock()
+			buf, off = p.takeBuf(size), 0
+		}
+		n, err := o.f.Read(buf.b[off:])
 		if n > 0 {
-			data := buf[:n:n]
-			if n < size/4 {
-				// A small read keeps only what it needs; the buffer is
-				// reused.
-				data = bytes.Clone(data)
-			} else {
-				// A large one hands its buffer to the ring, which keeps
-				// slices of it, and the next read gets a fresh one.
-				buf = make([]byte, size)
-			}
-			p.appendOutput(o.stream, data, chunk)
+			p.appendOutput(o.stream, buf.b[off:off+n:off+n], buf, chunk)
+			off += n
 		}
 		if recheck && err == nil {
 			// Look again, now that what was there has been taken.
@@ -325,9 +348,12 @@ func (p *Process) readLoop(idx int, o output) {
 		}
 	}
 	p.mu.Lock()
+	p.unref(buf)
+	p.compact(o.stream)
 	p.ended[idx] = true
 	p.openStreams--
 	if p.openStreams == 0 {
+		p.spare = nil // nothing is read any more
 		close(p.streamsDone)
 	}
 	p.broadcast() // the exit waiter may be counting drained streams
@@ -337,7 +363,10 @@ func (p *Process) readLoop(idx int, o output) {
 // appendOutput numbers what one read returned, in chunks of at most
 // chunk bytes, and wakes waiters once for all of them (or before it has to
 // wait for room, so that the holder sees what it is waited on to take).
-func (p *Process) appendOutput(stream Stream, data []byte, chunk int) {
+//
+// data is a slice of owner's buffer when owner is not nil; the ring then
+// gives the buffer back for reuse once its last chunk is evicted.
+func (p *Process) appendOutput(stream Stream, data []byte, owner *readBuf, chunk int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fresh := false
@@ -351,7 +380,7 @@ func (p *Process) appendOutput(stream Stream, data []byte, chunk int) {
 		for p.held && !p.stopping && over() {
 			// Evict what the holder has taken; wait for it to take more.
 			if p.ring.at(0).Seq <= p.ackedThrough {
-				p.evictedThrough = p.ring.pop().Seq
+				p.evict()
 				continue
 			}
 			if fresh {
@@ -367,14 +396,93 @@ func (p *Process) appendOutput(stream Stream, data []byte, chunk int) {
 		}
 		seq := p.nextSeq
 		p.nextSeq++
-		p.ring.push(Chunk{Seq: seq, Stream: stream, Data: piece})
+		if owner != nil {
+			owner.refs++
+		}
+		p.ring.push(Chunk{Seq: seq, Stream: stream, Data: piece, owner: owner})
 		for p.ring.bytes > p.m.cfg.RingBytes || p.ring.len() > p.m.cfg.RingChunks {
-			p.evictedThrough = p.ring.pop().Seq
+			p.evict()
 		}
 		fresh = true
 	}
 	if fresh {
 		p.broadcast()
+	}
+}
+
+// evict drops the oldest chunk of the ring. Called with p.mu held.
+func (p *Process) evict() {
+	c := p.ring.pop()
+	p.evictedThrough = c.Seq
+	if c.owner != nil {
+		p.unref(c.owner)
+	}
+}
+
+// unref drops one reference to a read buffer, and keeps the buffer for
+// reuse when it was the last. Called with p.mu held.
+func (p *Process) unref(b *readBuf) {
+	b.refs--
+	if b.refs != 0 {
+		return
+	}
+	if p.openStreams > 0 && len(p.spare) < spareBufs {
+		p.spare = append(p.spare, b)
+	}
+}
+
+// takeBuf returns a read buffer of size bytes, a spare or a new one, with
+// one reference: the reader's.
+func (p *Process) takeBuf(size int) *readBuf {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.spare); n > 0 {
+		b := p.spare[n-1]
+		p.spare[n-1] = nil
+		p.spare = p.spare[:n-1]
+		if cap(b.b) >= size {
+			b.b, b.refs = b.b[:size], 1
+			return b
+		}
+	}
+	return &readBuf{b: make([]byte, size), refs: 1}
+}
+
+// compact runs when the output of stream has ended. The chunks of it that
+// are still in the ring, and are slices of a read buffer they use less
+// than half of, move into one buffer of their exact size, and the read
+// buffers go: a process whose output has ended keeps about its output,
+// not the buffers it arrived in. Called with p.mu held.
+func (p *Process) compact(stream Stream) {
+	used := map[*readBuf]int{}
+	for _, c := range p.ring.chunks {
+		if c.owner != nil && c.Stream == stream {
+			used[c.owner] += len(c.Data)
+		}
+	}
+	total := 0
+	for b, n := range used {
+		if 2*n >= cap(b.b) {
+			delete(used, b) // well used: kept as it is
+		} else {
+			total += n
+		}
+	}
+	if total == 0 {
+		return
+	}
+	data := make([]byte, 0, total)
+	for i := range p.ring.chunks {
+		c := &p.ring.chunks[i]
+		if c.owner == nil || c.Stream != stream {
+			continue
+		}
+		if _, sparse := used[c.owner]; sparse {
+			k := len(data)
+			data = append(data, c.Data...)
+			p.unref(c.owner)
+			c.Data, c.owner = data[k:len(data):len(data)], nil
+		}
 	}
 }
 
@@ -606,14 +714,48 @@ func (p *Process) readLocked(afterSeq uint64, maxBytes int) ReadResult {
 			}
 		}
 	}
+	// The caller uses the data after the lock is released, by when the
+	// ring may have reused its buffers: it gets copies, in one buffer.
+	data := make([]byte, 0, total)
+	for i := range res.Chunks {
+		c := &res.Chunks[i]
+		n := len(data)
+		data = append(data, c.Data...)
+		c.Data, c.owner = data[n:len(data):len(data)], nil
+	}
 	return res
 }
 
 // Events returns the events after afterSeq, in seq order, for a consumer
 // that pushes them on: output chunks up to maxBytes of data (at least one
 // event if any; maxBytes < 0 means no limit), the exit and the close. It
-// never blocks; use Wait to sleep until there is more.
+// never blocks; use Wait to sleep until there is more. The data is copied;
+// VisitEvents saves the copy.
 func (p *Process) Events(afterSeq uint64, maxBytes int) EventBatch {
+	var out EventBatch
+	p.VisitEvents(afterSeq, maxBytes, func(b EventBatch) {
+		out = EventBatch{Events: slices.Clone(b.Events), Evicted: b.Evicted}
+		total := 0
+		for _, ev := range b.Events {
+			total += len(ev.Data)
+		}
+		data := make([]byte, 0, total)
+		for i := range out.Events {
+			ev := &out.Events[i]
+			n := len(data)
+			data = append(data, ev.Data...)
+			ev.Data = data[n:len(data):len(data)]
+		}
+	})
+	return out
+}
+
+// VisitEvents calls fn with what Events would return, but with the
+// process locked and without copying the data: fn must not keep the data
+// beyond its return (the process reuses its buffers), nor call the
+// process's methods. The output pump encodes the events there, straight
+// from the ring.
+func (p *Process) VisitEvents(afterSeq uint64, maxBytes int, fn func(EventBatch)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var b EventBatch
@@ -625,6 +767,11 @@ func (p *Process) Events(afterSeq uint64, maxBytes int) EventBatch {
 	}
 	exitPending := p.exited && p.exitSeq > afterSeq
 	total := 0
+	b.Events = p.visitScratch[:0]
+	defer func() {
+		clear(b.Events)
+		p.visitScratch = b.Events[:0]
+	}()
 	for i := p.ring.after(afterSeq); i < p.ring.len(); i++ {
 		c := p.ring.at(i)
 		if exitPending && p.exitSeq < c.Seq {
@@ -632,7 +779,8 @@ func (p *Process) Events(afterSeq uint64, maxBytes int) EventBatch {
 			exitPending = false
 		}
 		if maxBytes >= 0 && len(b.Events) > 0 && total+len(c.Data) > maxBytes {
-			return b
+			fn(b)
+			return
 		}
 		total += len(c.Data)
 		b.Events = append(b.Events, Event{Seq: c.Seq, Kind: EventOutput, Stream: c.Stream, Data: c.Data})
@@ -643,7 +791,7 @@ func (p *Process) Events(afterSeq uint64, maxBytes int) EventBatch {
 	if p.closed && p.closedSeq > afterSeq {
 		b.Events = append(b.Events, Event{Seq: p.closedSeq, Kind: EventClosed})
 	}
-	return b
+	fn(b)
 }
 
 // Wait blocks until the process has an event with a seq greater than
