@@ -157,14 +157,52 @@ func run(o options) int {
 		}
 		targets = append(targets, target{"codexd", argv})
 	}
+	// Each server is started, measured idle and for latency; then the
+	// throughput repetitions of all servers alternate (rep 1 of each, then
+	// rep 2, in rotating order), so that a change in the machine's speed
+	// over the run (other tenants of a shared VM) spreads over all of them
+	// rather than skewing one; then each gets the scale and stalled-client
+	// tests.
 	var results []*result
+	var servers []*server
+	defer func() {
+		for _, srv := range servers {
+			srv.stop()
+		}
+	}()
 	for _, t := range targets {
 		logf("== %s: %s", t.name, strings.Join(t.argv, " "))
-		r, err := benchServer(ctx, o, t.name, t.argv)
+		r, srv, err := benchStart(ctx, o, t.name, t.argv)
 		if err != nil {
-			fatalf("%s: %v", t.name, err)
+			fmt.Fprintf(os.Stderr, "execbench: %s: %v\n", t.name, err)
+			return 1
 		}
 		results = append(results, r)
+		servers = append(servers, srv)
+	}
+	for i, r := range results {
+		r.tputBaseRSS = rssKB(servers[i].pid())
+	}
+	for rep := range o.reps {
+		for k := range results {
+			i := (rep + k) % len(results)
+			if err := benchThroughputRep(ctx, o, results[i], servers[i], rep); err != nil {
+				fmt.Fprintf(os.Stderr, "execbench: %s: %v\n", results[i].name, err)
+				return 1
+			}
+		}
+	}
+	for i, r := range results {
+		sort.Float64s(r.tputRates)
+		r.tputMBs = r.tputRates[len(r.tputRates)/2]
+		if err := benchScale(ctx, o, r, servers[i]); err != nil {
+			fmt.Fprintf(os.Stderr, "execbench: %s: %v\n", r.name, err)
+			return 1
+		}
+		if err := benchBackpressure(ctx, o, r, servers[i]); err != nil {
+			fmt.Fprintf(os.Stderr, "execbench: %s: %v\n", r.name, err)
+			return 1
+		}
 	}
 	printReport(o, results, load0, loadavg())
 	return 0
@@ -184,8 +222,9 @@ type result struct {
 	scaleProcs int
 	scaleWall  time.Duration
 
-	tputMBs       float64 // median over the repetitions
-	tputDelivered []int64 // bytes delivered, per repetition
+	tputMBs       float64   // median over the repetitions
+	tputRates     []float64 // MB/s, per repetition
+	tputDelivered []int64   // bytes delivered, per repetition
 	tputWall      time.Duration
 	tputCPU       time.Duration // summed over the repetitions
 	tputClientCPU time.Duration // summed over the repetitions
@@ -200,14 +239,15 @@ type result struct {
 	bpSamples                     []int64
 }
 
-func benchServer(ctx context.Context, o options, name string, argv []string) (*result, error) {
+// benchStart starts a server and measures it idle and for latency; the
+// server is left running for the other tests.
+func benchStart(ctx context.Context, o options, name string, argv []string) (*result, *server, error) {
 	r := &result{name: name}
 	r.version = versionOf(argv[0])
 	srv, err := startServer(ctx, name, argv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer srv.stop()
 	pid := srv.pid()
 	r.startupRSS = rssKB(pid)
 	logf("%s listening on %s (pid %d), RSS at start %d kB", name, srv.url, pid, r.startupRSS)
@@ -217,26 +257,17 @@ func benchServer(ctx context.Context, o options, name string, argv []string) (*r
 	c, err := dial(sctx, srv.url, true)
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("dial: %w", err)
+		srv.stop()
+		return nil, nil, fmt.Errorf("dial: %w", err)
 	}
 	r.idleRSS = rssKB(pid)
 	err = benchLatency(ctx, o, r, c)
 	c.close()
 	if err != nil {
-		return nil, err
+		srv.stop()
+		return nil, nil, err
 	}
-	// Throughput before scale, so that its peak RSS is not the 200
-	// processes' leftovers.
-	if err := benchThroughput(ctx, o, r, srv); err != nil {
-		return nil, err
-	}
-	if err := benchScale(ctx, o, r, srv); err != nil {
-		return nil, err
-	}
-	if err := benchBackpressure(ctx, o, r, srv); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r, srv, nil
 }
 
 // benchLatency times process/start → process/closed of /bin/true, one at a
@@ -293,58 +324,53 @@ func latencyRuns(ctx context.Context, n int, pace time.Duration, prefix string, 
 	return nil
 }
 
-// benchThroughput has one process write o.throughput bytes to stdout, to
-// arrive as process/output on a fresh connection; o.reps times. It keeps
-// the median rate, and the peak RSS over every repetition.
-func benchThroughput(ctx context.Context, o options, r *result, srv *server) error {
+// benchThroughputRep has one process write o.throughput bytes to stdout,
+// to arrive as process/output on a fresh connection. The caller runs it
+// o.reps times per server and keeps the median rate; the peak RSS is the
+// highest over every repetition.
+func benchThroughputRep(ctx context.Context, o options, r *result, srv *server, rep int) error {
 	pid := srv.pid()
-	r.tputBaseRSS = rssKB(pid)
-	var rates []float64
-	for rep := range o.reps {
-		sctx, cancel := context.WithTimeout(ctx, drainTimeout)
-		c, err := dial(sctx, srv.url, true)
-		if err != nil {
-			cancel()
-			return err
-		}
-		resetPeak(pid)
-		sm := sampleRSS(pid, 10*time.Millisecond, 0, nil)
-		cpu0, self0 := cpuTime(pid), selfCPU()
-		t0 := time.Now()
-		p, _, err := c.startProcess(sctx, fmt.Sprintf("tput-%d", rep),
-			[]string{"/usr/bin/head", "-c", fmt.Sprint(o.throughput), "/dev/zero"}, false)
-		if err == nil {
-			err = c.wait(sctx, p)
-		}
-		wall := time.Since(t0)
-		cpu, clientCPU := cpuTime(pid)-cpu0, selfCPU()-self0
-		peak := sm.stop()
-		if hwm, err := statusKB(pid, "VmHWM"); err == nil && hwm > peak {
-			peak = hwm
-		}
+	sctx, cancel := context.WithTimeout(ctx, drainTimeout)
+	c, err := dial(sctx, srv.url, true)
+	if err != nil {
 		cancel()
-		c.close()
-		if err != nil {
-			return fmt.Errorf("throughput: %w", err)
-		}
-		rate := mbps(p.bytes, wall)
-		rates = append(rates, rate)
-		r.tputPeakRSS = max(r.tputPeakRSS, peak)
-		r.tputDelivered = append(r.tputDelivered, p.bytes)
-		r.tputChunks += p.chunks
-		r.tputCPU += cpu
-		r.tputClientCPU += clientCPU
-		r.tputWall += wall
-		if p.bytes != o.throughput {
-			// Not fatal: the report shows how much was lost.
-			logf("%s throughput: LOST OUTPUT: got %d bytes of %d; %d seqs never notified",
-				r.name, p.bytes, o.throughput, p.skipped)
-		}
-		logf("%s throughput %d/%d: %d bytes in %v = %.1f MB/s, server CPU %v, client CPU %v, peak RSS %d kB",
-			r.name, rep+1, o.reps, p.bytes, wall, rate, cpu, clientCPU, peak)
+		return err
 	}
-	sort.Float64s(rates)
-	r.tputMBs = rates[len(rates)/2]
+	resetPeak(pid)
+	sm := sampleRSS(pid, 10*time.Millisecond, 0, nil)
+	cpu0, self0 := cpuTime(pid), selfCPU()
+	t0 := time.Now()
+	p, _, err := c.startProcess(sctx, fmt.Sprintf("tput-%d", rep),
+		[]string{"/usr/bin/head", "-c", fmt.Sprint(o.throughput), "/dev/zero"}, false)
+	if err == nil {
+		err = c.wait(sctx, p)
+	}
+	wall := time.Since(t0)
+	cpu, clientCPU := cpuTime(pid)-cpu0, selfCPU()-self0
+	peak := sm.stop()
+	if hwm, err := statusKB(pid, "VmHWM"); err == nil && hwm > peak {
+		peak = hwm
+	}
+	cancel()
+	c.close()
+	if err != nil {
+		return fmt.Errorf("throughput: %w", err)
+	}
+	rate := mbps(p.bytes, wall)
+	r.tputRates = append(r.tputRates, rate)
+	r.tputPeakRSS = max(r.tputPeakRSS, peak)
+	r.tputDelivered = append(r.tputDelivered, p.bytes)
+	r.tputChunks += p.chunks
+	r.tputCPU += cpu
+	r.tputClientCPU += clientCPU
+	r.tputWall += wall
+	if p.bytes != o.throughput {
+		// Not fatal: the report shows how much was lost.
+		logf("%s throughput: LOST OUTPUT: got %d bytes of %d; %d seqs never notified",
+			r.name, p.bytes, o.throughput, p.skipped)
+	}
+	logf("%s throughput %d/%d: %d bytes in %v = %.1f MB/s, server CPU %v, client CPU %v, peak RSS %d kB",
+		r.name, rep+1, o.reps, p.bytes, wall, rate, cpu, clientCPU, peak)
 	return nil
 }
 

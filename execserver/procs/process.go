@@ -304,7 +304,7 @@ func (p *Process) readLoop(idx int, o output) {
 	// reuse when its last chunk is evicted. (Untouched pages of a buffer
 	// cost no memory, so a quiet process pays for what it prints.)
 	buf, off := p.takeBuf(size), 0
-	recheck := false
+	recheck, grown := false, false
 	for {
 		if size-off < minRead {
 			p.mu.Lock()
@@ -316,6 +316,14 @@ func (p *Process) readLoop(idx int, o output) {
 		if n > 0 {
 			p.appendOutput(o.stream, buf.b[off:off+n:off+n], buf, chunk)
 			off += n
+		}
+		if n >= pipeSize && !grown {
+			// The read took a whole pipeful: the child writes faster than
+			// it is read, and each of them keeps waking the other. A larger
+			// pipe lets both run longer between wake-ups. Quiet children
+			// keep the default.
+			grown = true
+			growPipe(o.f)
 		}
 		if recheck && err == nil {
 			// Look again, now that what was there has been taken.
@@ -947,6 +955,26 @@ func (p *Process) drainBeforeExit() {
 }
 
 // unreadBytes reports how many bytes wait in a pipe or pty to be read.
+// pipeSize is the default capacity of a pipe on Linux, and grownPipeSize
+// what growPipe asks for: the most an unprivileged process may
+// (/proc/sys/fs/pipe-max-size).
+const (
+	pipeSize      = 64 << 10
+	grownPipeSize = 1 << 20
+)
+
+// growPipe enlarges the pipe f reads from, if it is one; a pty, or a
+// refusal (the user's pipe quota), leaves it as it is.
+func growPipe(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, grownPipeSize)
+	})
+}
+
 func unreadBytes(f *os.File) int {
 	rc, err := f.SyscallConn()
 	if err != nil {

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // seqOutput is what `seq 1 n` prints.
@@ -174,5 +178,58 @@ func TestReadBufferReuse(t *testing.T) {
 		if ev.Kind == EventOutput && strings.Trim(string(ev.Data), "b") != "" {
 			t.Fatalf("chunk %d holds %q…, not the second buffer's output", ev.Seq, ev.Data[:8])
 		}
+	}
+}
+
+// capacity is F_GETPIPE_SZ of f.
+func capacity(t *testing.T, f *os.File) int {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := -1
+	if err := rc.Control(func(fd uintptr) { n, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestGrowPipe: growPipe enlarges a pipe, and leaves what is not a pipe
+// alone.
+func TestGrowPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if n := capacity(t, r); n != pipeSize {
+		t.Fatalf("a new pipe holds %d bytes, want %d", n, pipeSize)
+	}
+	growPipe(r)
+	if n := capacity(t, r); n != grownPipeSize {
+		t.Fatalf("a grown pipe holds %d bytes, want %d", n, grownPipeSize)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "not-a-pipe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	growPipe(f) // must not fail or panic
+}
+
+// TestQuietChildKeepsTheDefaultPipe: growing is for children that fill
+// their pipe; one that prints a line keeps the default.
+func TestQuietChildKeepsTheDefaultPipe(t *testing.T) {
+	m := newManager(t, Config{})
+	p := start(t, m, StartOptions{ID: "quiet", Argv: []string{"sh", "-c", "echo hi; sleep 100"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Wait(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := capacity(t, p.sp.outputs[0].f); n != pipeSize {
+		t.Fatalf("the quiet child's pipe holds %d bytes, want %d", n, pipeSize)
 	}
 }
