@@ -7,8 +7,10 @@
 // A [Manager] holds the processes of one session. Its methods mirror the
 // semantics of Codex's process/* methods (statuses, seq rules, exact error
 // messages) so that the server layer only translates. A [Process] also
-// offers a pull API ([Process.Events], [Process.Wait]) for the layer that
-// pushes notifications. A consumer that holds a process ([Process.Hold],
+// offers a pull API ([Process.Events], [Process.VisitEvents],
+// [Process.Wait]) for the layer that pushes notifications. Output is read
+// into buffers that the ring hands back for reuse, so its bytes never
+// leave the process's lock uncopied, except inside VisitEvents. A consumer that holds a process ([Process.Hold],
 // [Process.Ack]) is never skipped: the child then waits on its pipe for the
 // consumer, as it would for a slow terminal. Without a holder, output waits
 // in the ring and the oldest is evicted, and a reader that falls behind
