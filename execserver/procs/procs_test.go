@@ -782,13 +782,16 @@ func TestChurnLeaksNothing(t *testing.T) {
 	base := countFDs(t)
 	m := NewManager(Config{ClosedTTL: time.Hour})
 	ctx := deadline(t, 60*time.Second)
+	var started []*Process
 	for i := range n {
 		// One in ten on a tty, to churn pty masters too.
 		tty := i%10 == 0
 		id := strconv.Itoa(i)
-		if _, err := m.Start(StartOptions{ID: id, Argv: []string{"true"}, TTY: tty, PipeStdin: i%3 == 0, Env: testPath}); err != nil {
+		p, err := m.Start(StartOptions{ID: id, Argv: []string{"true"}, TTY: tty, PipeStdin: i%3 == 0, Env: testPath})
+		if err != nil {
 			t.Fatal(err)
 		}
+		started = append(started, p)
 		var after uint64
 		for {
 			r, err := m.Read(ctx, id, ReadOptions{AfterSeq: after, Wait: 10 * time.Second})
@@ -802,6 +805,15 @@ func TestChurnLeaksNothing(t *testing.T) {
 				break
 			}
 			after = r.NextSeq - 1
+		}
+	}
+	// process/closed goes out as the last stream ends; the descriptors are
+	// closed just after, before Done.
+	for _, p := range started {
+		select {
+		case <-p.Done():
+		case <-ctx.Done():
+			t.Fatalf("process %s not done", p.ID())
 		}
 	}
 	if got := countFDs(t); got != base {
