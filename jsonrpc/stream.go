@@ -33,9 +33,6 @@ type lineStream struct {
 	limit  int64
 	lim    Limits
 	guard  guard
-	// longHint is the size of the last line longer than the reader's
-	// buffer: the next long line starts in a buffer of that size.
-	longHint int
 
 	closeOnce sync.Once
 	closeErr  error
@@ -78,13 +75,10 @@ func (s *lineStream) Read() ([]byte, error) {
 // readLine returns one line, without its newline, in a buffer of its own.
 //
 // A line that fits the reader's buffer is copied out once. A longer one is
-// copied as it arrives into a buffer sized after the previous long line
-// (so that a peer that sends large messages of similar sizes costs one
-// allocation per message), and what overflows that buffer is gathered in
-// pooled chunks and joined once the line is complete: a line costs at most
-// about twice its size. The guard refuses a hostile line while it is still
-// arriving: after the limit is crossed, the rest of the line is skipped
-// without being kept.
+// gathered in reused chunks as it arrives and joined once complete (see
+// assembler): it costs at most about twice its size. The guard refuses a
+// hostile line while it is still arriving: after the limit is crossed, the
+// rest of the line is skipped without being kept.
 func (s *lineStream) readLine() ([]byte, error) {
 	frag, err := s.r.ReadSlice('\n')
 	if err == nil {
@@ -109,7 +103,7 @@ func (s *lineStream) readLine() ([]byte, error) {
 			s.skipLine()
 			return nil, gerr
 		}
-		a.add(frag, s.longHint)
+		a.add(frag)
 		frag, err = s.r.ReadSlice('\n')
 	}
 	last := frag
@@ -126,49 +120,30 @@ func (s *lineStream) readLine() ([]byte, error) {
 		a.abandon()
 		return nil, tooLarge(total, s.limit)
 	}
-	return a.finish(last, &s.longHint), nil
+	return a.finish(last), nil
 }
 
 // assembler builds a message longer than a transport's read buffer from the
-// pieces it arrives in. The pieces are copied into a buffer sized after
-// the previous long message (hint), so that a peer that sends large
-// messages of similar sizes costs one allocation per message; what
-// overflows it is gathered in pooled chunks and joined at the end into one
-// exact buffer. A message of n bytes costs at most about 2n.
+// pieces it arrives in: they are gathered in 64 KiB chunks and joined at the
+// end into one buffer of the exact size. A message of n bytes holds at most
+// n + 64 KiB of chunks and its n bytes, and a refused one only the chunks
+// of what arrived before the refusal.
 type assembler struct {
-	head  []byte  // the message's start, in a buffer of the hint's size
-	g     *gather // what did not fit in head
+	g     *gather
 	total int64
 }
 
-func (a *assembler) add(p []byte, hint int) {
+func (a *assembler) add(p []byte) {
 	a.total += int64(len(p))
 	if a.g == nil {
-		if a.head == nil && hint > 0 {
-			a.head = make([]byte, 0, min(hint, maxLongHint))
-		}
-		k := min(len(p), cap(a.head)-len(a.head))
-		a.head = append(a.head, p[:k]...)
-		p = p[k:]
-		if len(p) == 0 {
-			return
-		}
-		a.g = getGather()
+		a.g = gatherFree.get()
 	}
 	a.g.add(p)
 }
 
-// finish returns the message, whose last piece is last, and records its
-// size in *hint.
-func (a *assembler) finish(last []byte, hint *int) []byte {
-	total := a.total + int64(len(last))
-	*hint = int(total)
-	if a.g == nil && cap(a.head)-len(a.head) >= len(last) && int64(cap(a.head)) <= 2*total {
-		return append(a.head, last...)
-	}
-	// The hint was too small, or far too large: one exact buffer.
-	out := make([]byte, 0, total)
-	out = append(out, a.head...)
+// finish returns the message, whose last piece is last.
+func (a *assembler) finish(last []byte) []byte {
+	out := make([]byte, 0, a.total+int64(len(last)))
 	if a.g != nil {
 		out = a.g.appendTo(out)
 		a.g = nil
@@ -176,40 +151,30 @@ func (a *assembler) finish(last []byte, hint *int) []byte {
 	return append(out, last...)
 }
 
-// maxLongHint bounds the buffer a long message starts in: beyond it,
-// messages are rare enough to be gathered in chunks, and a peer cannot make
-// a small message cost the size of a huge earlier one.
-const maxLongHint = 4 << 20
-
 // abandon drops a refused message.
 func (a *assembler) abandon() {
 	if a.g != nil {
 		a.g.release()
 		a.g = nil
 	}
-	a.head = nil
 }
 
-// gather keeps the pieces of a long message in 64 KiB chunks and joins
-// them once, into a buffer of the exact size: a message of n bytes holds at
-// most n + 64 KiB of chunks and the n bytes of the result. Gathers come
-// from a pool with their chunks (up to 4 MiB of them), so that a
-// connection that carries large messages one after another allocates only
-// their results.
+// gather keeps the pieces of a long message in 64 KiB chunks. Gathers are
+// kept, with their chunks, in a free list that survives garbage
+// collections (large messages cause many), so that a connection that
+// carries large messages one after another allocates only their results.
+// At most gatherFree.max gathers of gatherKeptBytes each stay held.
 type gather struct {
 	chunks [][]byte // each of capacity gatherChunk; the first n are in use
 	n      int
-	total  int
 }
 
 const (
 	gatherChunk     = 64 << 10
-	gatherKeptBytes = 4 << 20 // chunks a pooled gather keeps
+	gatherKeptBytes = 2 << 20 // chunks a kept gather keeps
 )
 
-var gatherPool = sync.Pool{New: func() any { return new(gather) }}
-
-func getGather() *gather { return gatherPool.Get().(*gather) }
+var gatherFree = freeList[gather]{max: 2}
 
 func (g *gather) add(p []byte) {
 	for len(p) > 0 {
@@ -224,11 +189,10 @@ func (g *gather) add(p []byte) {
 		k := min(len(p), gatherChunk-len(cur))
 		g.chunks[g.n-1] = append(cur, p[:k]...)
 		p = p[k:]
-		g.total += k
 	}
 }
 
-// appendTo appends the gathered bytes to dst and gives g back to the pool.
+// appendTo appends the gathered bytes to dst and releases g.
 func (g *gather) appendTo(dst []byte) []byte {
 	for _, c := range g.chunks[:g.n] {
 		dst = append(dst, c...)
@@ -237,14 +201,14 @@ func (g *gather) appendTo(dst []byte) []byte {
 	return dst
 }
 
-// release gives g back to the pool; g must not be used after.
+// release gives g back to the free list; g must not be used after.
 func (g *gather) release() {
 	if keep := gatherKeptBytes / gatherChunk; len(g.chunks) > keep {
 		clear(g.chunks[keep:])
 		g.chunks = g.chunks[:keep]
 	}
-	g.n, g.total = 0, 0
-	gatherPool.Put(g)
+	g.n = 0
+	gatherFree.put(g)
 }
 
 func tooLarge(size, limit int64) error {
@@ -304,8 +268,6 @@ type wsStream struct {
 	guard   guard
 	scratch []byte
 	gather  *gatherConn // nil on dialled connections
-	// longHint: see lineStream.
-	longHint int
 }
 
 func (s *wsStream) setLimits(lim Limits) { s.lim = lim }
@@ -402,7 +364,7 @@ func (s *wsStream) readMessage(r io.Reader) ([]byte, error) {
 			a.abandon()
 			return nil, gerr
 		}
-		a.add(s.scratch[:n], s.longHint)
+		a.add(s.scratch[:n])
 		n, err = io.ReadFull(r, s.scratch)
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
@@ -416,7 +378,7 @@ func (s *wsStream) readMessage(r io.Reader) ([]byte, error) {
 		a.abandon()
 		return nil, gerr
 	}
-	return a.finish(s.scratch[:n], &s.longHint), nil
+	return a.finish(s.scratch[:n]), nil
 }
 
 func (s *wsStream) Write(msg []byte) error {
