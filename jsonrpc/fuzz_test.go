@@ -1,9 +1,12 @@
 package jsonrpc
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -67,6 +70,65 @@ func FuzzGuard(f *testing.F) {
 		}
 		if gErr != nil && decErr == nil {
 			t.Fatalf("guard refused %q (%v), which the decoder accepts", data, gErr)
+		}
+	})
+}
+
+// FuzzLineStream checks the JSONL framer on arbitrary input, with a read
+// buffer of 16 bytes so that most lines take the long path (gathered in
+// chunks, joined once): a line over the limit (counted before trimming) is
+// refused and skipped; every other non-blank line comes out whole, in
+// order, without its newline or trailing carriage returns, in a buffer of
+// its exact size; blank lines are skipped.
+func FuzzLineStream(f *testing.F) {
+	f.Add([]byte("{\"id\":1,\"method\":\"m\"}\n\n{\"method\":\"n\"}\r\n"), uint8(40))
+	f.Add([]byte(strings.Repeat("x", 100)+"\nshort\n"+strings.Repeat("y", 70)), uint8(64))
+	f.Add([]byte("\r\n \n\t\nlast"), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, limit uint8) {
+		lim := int64(limit) + 1
+		s := &lineStream{r: bufio.NewReaderSize(bytes.NewReader(data), 16), limit: lim}
+		type outcome struct {
+			line    []byte
+			raw     int // the line's length before trimming
+			refused bool
+		}
+		var want []outcome
+		raw := bytes.Split(data, []byte("\n"))
+		if len(raw[len(raw)-1]) == 0 {
+			raw = raw[:len(raw)-1] // the input ends with a newline
+		}
+		for _, l := range raw {
+			switch trimmed := bytes.TrimRight(l, "\r"); {
+			case int64(len(l)) > lim:
+				want = append(want, outcome{refused: true})
+			case len(bytes.TrimSpace(trimmed)) > 0:
+				want = append(want, outcome{line: trimmed, raw: len(l)})
+			}
+		}
+		for i := 0; ; i++ {
+			got, err := s.Read()
+			if errors.Is(err, io.EOF) {
+				if i < len(want) {
+					t.Fatalf("EOF after %d results of %d", i, len(want))
+				}
+				return
+			}
+			if i >= len(want) {
+				t.Fatalf("result %d (%q, %v) beyond the %d expected", i, got, err, len(want))
+			}
+			var de *DecodeError
+			switch w := want[i]; {
+			case w.refused:
+				if !errors.As(err, &de) {
+					t.Fatalf("result %d: %q, %v; want a refusal", i, got, err)
+				}
+			case err != nil:
+				t.Fatalf("result %d: %v; want %q", i, err, w.line)
+			case !bytes.Equal(got, w.line):
+				t.Fatalf("result %d: got %q, want %q", i, got, w.line)
+			case cap(got) > w.raw:
+				t.Fatalf("result %d: %d bytes kept in %d", i, len(got), cap(got))
+			}
 		}
 	})
 }
