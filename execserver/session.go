@@ -158,7 +158,13 @@ func (c *connection) pump(ctx context.Context, conn *jsonrpc.Conn, sess *session
 		// are reused once their output has been sent.
 		out := conn.Batch()
 		closed := false
+		var skipped uint64
 		p.VisitEvents(after, 256<<10, func(batch procs.EventBatch) {
+			if len(batch.Events) == 0 {
+				// Only evicted output follows (possible once the process is
+				// being stopped): skip it rather than wait for it.
+				skipped = batch.Evicted
+			}
 			for _, ev := range batch.Events {
 				switch ev.Kind {
 				case procs.EventOutput:
@@ -183,6 +189,10 @@ func (c *connection) pump(ctx context.Context, conn *jsonrpc.Conn, sess *session
 			}
 		})
 		if out.Len() == 0 {
+			if skipped > 0 {
+				after += skipped
+				continue
+			}
 			if err := p.Wait(ctx, after); err != nil {
 				return
 			}

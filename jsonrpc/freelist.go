@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"io"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -54,16 +55,27 @@ type valueDecoder struct {
 
 var valueDecoders freeList[valueDecoder]
 
-// unmarshal is json.Unmarshal of raw, which the message decoder has already
-// checked to be exactly one JSON value, with a reused decoder.
+// unmarshal is json.Unmarshal of raw with a reused decoder.
 func unmarshal(raw []byte, v any) error {
 	d := valueDecoders.get()
 	// Decoding from a bytes.Buffer lets jsontext parse raw in place.
 	d.buf = *bytes.NewBuffer(raw)
 	d.dec.Reset(&d.buf)
 	err := json.UnmarshalDecode(&d.dec, v)
+	trailing := false
+	if err == nil {
+		// UnmarshalDecode reads one value; Unmarshal also wants nothing
+		// after it. (Raw params and results from the message decoder are
+		// one value already, but DecodeParams is exported.)
+		_, terr := d.dec.ReadToken()
+		trailing = terr != io.EOF
+	}
 	d.buf = bytes.Buffer{}
 	d.dec.Reset(&d.buf)
 	valueDecoders.put(d)
+	if trailing {
+		// json.Unmarshal says what follows, in its own words.
+		return json.Unmarshal(raw, v)
+	}
 	return err
 }

@@ -20,3 +20,16 @@ func TestFreeListKeepsAtMostMaxAcrossCollections(t *testing.T) {
 		t.Fatalf("an empty list must return a fresh value, got %p", v)
 	}
 }
+
+func TestDecodeParamsRefusesTrailingData(t *testing.T) {
+	type P struct{ A int }
+	if p, err := DecodeParams[P]([]byte(`{"A":1}`)); err != nil || p.A != 1 {
+		t.Fatalf("one value: %+v %v", p, err)
+	}
+	if _, err := DecodeParams[P]([]byte(`{"A":1} {"A":2}`)); err == nil {
+		t.Fatal("a value followed by another was accepted")
+	}
+	if _, err := DecodeParams[P]([]byte(`{"A":1} x`)); err == nil {
+		t.Fatal("a value followed by garbage was accepted")
+	}
+}

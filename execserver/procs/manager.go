@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -88,6 +89,8 @@ type Manager struct {
 
 	inflight  sync.WaitGroup // Start calls past the closed check
 	closeOnce sync.Once
+
+	grownPipes atomic.Int32 // pipes of running children grown by growPipe
 
 	// onExpire, if set before use, runs when a TTL releases an id (tests).
 	onExpire func(id string)

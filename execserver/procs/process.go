@@ -83,6 +83,9 @@ type readBuf struct {
 	refs int // chunks in the ring, plus one while the reader fills it
 }
 
+// maxKeptEvents is the largest event slice VisitEvents keeps between calls.
+const maxKeptEvents = 1024
+
 // spareBufs is how many read buffers a process keeps for reuse.
 const spareBufs = 4
 
@@ -289,41 +292,52 @@ func (p *Process) broadcast() {
 	p.changed = make(chan struct{})
 }
 
-// readSize is how much one read of a child's output asks for at least:
-// several chunks, and as much as a pipe holds (64 KiB on Linux), so that a
-// fast writer costs one system call per pipeful rather than per chunk.
-// Reads fill buffers of twice that, one after the other.
-const readSize = 64 << 10
+// readSize is how much one read of the output of a fast child asks for at
+// least: several chunks, and as much as a pipe holds (64 KiB on Linux), so
+// that it costs one system call per pipeful rather than per chunk. Its
+// reads fill buffers of twice that, one after the other; a child starts
+// with a buffer of smallReadBuf.
+const (
+	readSize     = 64 << 10
+	smallReadBuf = 16 << 10
+)
 
 func (p *Process) readLoop(idx int, o output) {
 	chunk := p.m.cfg.ChunkSize
-	minRead := max(readSize, chunk)
-	size := 2 * minRead
+	big := 2 * max(readSize, chunk)
 	// Reads fill a buffer one after the other, each chunk a slice of it,
-	// until less than minRead is left; the ring gives the buffer back for
-	// reuse when its last chunk is evicted. (Untouched pages of a buffer
-	// cost no memory, so a quiet process pays for what it prints.)
+	// until less than half of it is left; the ring gives the buffer back
+	// for reuse when its last chunk is evicted. The first buffer is small,
+	// so that a quiet child costs little; once a read fills all the room
+	// it was given, the child writes fast and later buffers are big (two
+	// pipefuls).
+	size := max(smallReadBuf, chunk)
 	buf, off := p.takeBuf(size), 0
-	recheck, grown := false, false
+	recheck, grown, triedGrow := false, false, false
 	for {
-		if size-off < minRead {
+		if len(buf.b)-off < len(buf.b)/2 {
 			p.mu.Lock()
 			p.unref(buf)
 			p.mu.Unlock()
 			buf, off = p.takeBuf(size), 0
 		}
 		n, err := o.f.Read(buf.b[off:])
+		if n > 0 && n == len(buf.b)-off {
+			size = big
+		}
 		if n > 0 {
 			p.appendOutput(o.stream, buf.b[off:off+n:off+n], buf, chunk)
 			off += n
 		}
-		if n >= pipeSize && !grown {
+		if n >= pipeSize && !triedGrow {
 			// The read took a whole pipeful: the child writes faster than
 			// it is read, and each of them keeps waking the other. A larger
 			// pipe lets both run longer between wake-ups. Quiet children
-			// keep the default.
-			grown = true
-			growPipe(o.f)
+			// keep the default, and a manager grows only a few pipes at a
+			// time: each takes 256 pages of the user's pipe quota (16,384
+			// by default), past which Linux gives new pipes 2 pages.
+			triedGrow = true
+			grown = p.m.growPipe(o.f)
 		}
 		if recheck && err == nil {
 			// Look again, now that what was there has been taken.
@@ -354,6 +368,9 @@ func (p *Process) readLoop(idx int, o output) {
 		if err != nil {
 			break
 		}
+	}
+	if grown {
+		p.m.grownPipes.Add(-1) // the pipe closes with the process
 	}
 	p.mu.Lock()
 	p.unref(buf)
@@ -778,7 +795,12 @@ func (p *Process) VisitEvents(afterSeq uint64, maxBytes int, fn func(EventBatch)
 	b.Events = p.visitScratch[:0]
 	defer func() {
 		clear(b.Events)
-		p.visitScratch = b.Events[:0]
+		// Keep the slice for the next call, unless a ring of many tiny
+		// chunks made it large: it would stay for the process's life.
+		p.visitScratch = nil
+		if cap(b.Events) <= maxKeptEvents {
+			p.visitScratch = b.Events[:0]
+		}
 	}()
 	for i := p.ring.after(afterSeq); i < p.ring.len(); i++ {
 		c := p.ring.at(i)
@@ -963,16 +985,35 @@ const (
 	grownPipeSize = 1 << 20
 )
 
-// growPipe enlarges the pipe f reads from, if it is one; a pty, or a
-// refusal (the user's pipe quota), leaves it as it is.
-func growPipe(f *os.File) {
+// maxGrownPipes is how many pipes a manager keeps grown at once: 8 × 256
+// pages is an eighth of the default per-user quota.
+const maxGrownPipes = 8
+
+// growPipe grows the pipe f reads from if the manager has fewer than
+// maxGrownPipes grown, and reports whether it did; the caller gives the
+// place back (grownPipes.Add(-1)) when the pipe is done with.
+func (m *Manager) growPipe(f *os.File) bool {
+	if m.grownPipes.Add(1) <= maxGrownPipes && growPipe(f) {
+		return true
+	}
+	m.grownPipes.Add(-1)
+	return false
+}
+
+// growPipe enlarges the pipe f reads from, if it is one, and reports
+// whether it did; a pty, or a refusal (the user's pipe quota), leaves it as
+// it is.
+func growPipe(f *os.File) bool {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return
+		return false
 	}
+	ok := false
 	_ = rc.Control(func(fd uintptr) {
-		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, grownPipeSize)
+		_, err := unix.FcntlInt(fd, unix.F_SETPIPE_SZ, grownPipeSize)
+		ok = err == nil
 	})
+	return ok
 }
 
 func unreadBytes(f *os.File) int {

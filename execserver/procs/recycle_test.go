@@ -207,7 +207,9 @@ func TestGrowPipe(t *testing.T) {
 	if n := capacity(t, r); n != pipeSize {
 		t.Fatalf("a new pipe holds %d bytes, want %d", n, pipeSize)
 	}
-	growPipe(r)
+	if !growPipe(r) {
+		t.Fatal("growPipe failed on a pipe")
+	}
 	if n := capacity(t, r); n != grownPipeSize {
 		t.Fatalf("a grown pipe holds %d bytes, want %d", n, grownPipeSize)
 	}
@@ -216,7 +218,38 @@ func TestGrowPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	growPipe(f) // must not fail or panic
+	if growPipe(f) {
+		t.Fatal("growPipe reports growing a regular file")
+	}
+}
+
+// TestGrownPipesAreCapped: a manager grows at most maxGrownPipes pipes at
+// once, so that its children cannot use up the user's pipe quota.
+func TestGrownPipesAreCapped(t *testing.T) {
+	m := newManager(t, Config{})
+	var pipes []*os.File
+	for i := 0; i <= maxGrownPipes; i++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		defer w.Close()
+		pipes = append(pipes, r)
+	}
+	for i, r := range pipes[:maxGrownPipes] {
+		if !m.growPipe(r) {
+			t.Fatalf("pipe %d not grown", i)
+		}
+	}
+	last := pipes[maxGrownPipes]
+	if m.growPipe(last) || capacity(t, last) != pipeSize {
+		t.Fatalf("pipe %d grown past the cap of %d", maxGrownPipes, maxGrownPipes)
+	}
+	m.grownPipes.Add(-1) // one grown pipe is done with
+	if !m.growPipe(last) || capacity(t, last) != grownPipeSize {
+		t.Fatal("a place given back is not reused")
+	}
 }
 
 // TestQuietChildKeepsTheDefaultPipe: growing is for children that fill
@@ -231,5 +264,36 @@ func TestQuietChildKeepsTheDefaultPipe(t *testing.T) {
 	}
 	if n := capacity(t, p.sp.outputs[0].f); n != pipeSize {
 		t.Fatalf("the quiet child's pipe holds %d bytes, want %d", n, pipeSize)
+	}
+}
+
+// TestVisitEventsKeepsNoLargeSlice: a ring of many tiny chunks makes one
+// large event slice, which VisitEvents must not keep for the process's
+// life.
+func TestVisitEventsKeepsNoLargeSlice(t *testing.T) {
+	m := newManager(t, Config{})
+	p := start(t, m, StartOptions{ID: "quiet", Argv: []string{"sleep", "100"}})
+	defer m.Terminate(p.ID())
+	for range 3 * maxKeptEvents {
+		p.appendOutput(StreamStdout, []byte("x"), nil, 8<<10)
+	}
+	n := 0
+	p.VisitEvents(0, -1, func(b EventBatch) { n = len(b.Events) })
+	if n != 3*maxKeptEvents {
+		t.Fatalf("visited %d events, want %d", n, 3*maxKeptEvents)
+	}
+	p.mu.Lock()
+	kept := cap(p.visitScratch)
+	p.mu.Unlock()
+	if kept > maxKeptEvents {
+		t.Fatalf("VisitEvents keeps a slice of %d events", kept)
+	}
+	// A small batch is kept for reuse.
+	p.VisitEvents(uint64(3*maxKeptEvents-10), -1, func(EventBatch) {})
+	p.mu.Lock()
+	kept = cap(p.visitScratch)
+	p.mu.Unlock()
+	if kept == 0 {
+		t.Fatal("a small slice is not kept")
 	}
 }
