@@ -112,7 +112,7 @@ func fullThread(t *testing.T, e *env, id string) (want *Thread) {
 	mustAppend(t, w,
 		Record{Time: at(200), TurnID: "t2", Event: agent.TurnStarted{StartedAt: at(200)}},
 		Record{Time: at(201), TurnID: "t2", Event: agent.ItemCompleted{Item: userMsg("u2", "second")}},
-		Record{Time: at(202), TurnID: "t2", Event: agent.ItemStarted{Item: items[3]}},         // not kept
+		Record{Time: at(202), TurnID: "t2", Event: agent.ItemStarted{Item: items[3]}},                // not kept
 		Record{Time: at(202), TurnID: "t2", Event: agent.AgentMessageDelta{ItemID: "x", Delta: "y"}}, // not kept
 	)
 	for i, it := range items {
