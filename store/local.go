@@ -68,7 +68,7 @@ func Open(ctx context.Context, codexHome string, opts Options) (*Local, error) {
 		ix.close()
 		return nil, err
 	}
-	if fresh || n > 0 {
+	if n > 0 {
 		log.Info("store: indexed rollouts", "home", home, "files", n, "fresh", fresh, "took", time.Since(start))
 	}
 	return s, nil
@@ -129,6 +129,7 @@ func (s *Local) Create(ctx context.Context, meta ThreadMeta) (Writer, error) {
 		return nil, fmt.Errorf("store: create %s: %w", meta.ID, err)
 	}
 	w = &fileWriter{st: s, meta: meta, path: rolloutPath(s.home, meta.CreatedAt, meta.ID)}
+	w.sum.observe(&entry{Time: meta.CreatedAt, Meta: &w.meta})
 	s.adopt(w)
 	return w, nil
 }
