@@ -251,12 +251,9 @@ func applyChunks(contents, path string, chunks []Chunk) (string, error) {
 			lineIndex = i + 1
 		}
 		if len(c.OldLines) == 0 {
-			// A pure addition goes at the end, before a final empty line.
-			at := len(texts)
-			if at > 0 && texts[at-1] == "" {
-				at--
-			}
-			reps = append(reps, replacement{at, 0, c.NewLines})
+			// A pure addition goes at the end of the file (Codex 0.169 no
+			// longer puts it before a final empty line).
+			reps = append(reps, replacement{len(texts), 0, c.NewLines})
 			continue
 		}
 		pattern, newLines := c.OldLines, c.NewLines

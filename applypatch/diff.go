@@ -86,10 +86,11 @@ type diffOp struct {
 	i1, i2, j1, j2 int
 }
 
-// maxDiffCells bounds the Myers trace (edit distance × vector size). Past
-// it the differing middle is reported as one replacement: a correct diff,
-// if not a minimal one, in bounded memory.
-const maxDiffCells = 8 << 20
+// maxDiffCells bounds the Myers trace (about the square of the edit
+// distance; 4M cells is 32 MiB at an edit distance of 2,000 lines). Past it
+// the differing middle is reported as one replacement: a correct diff, if
+// not a minimal one, in bounded memory.
+const maxDiffCells = 4 << 20
 
 // diffLines computes the opcodes turning a into b: common prefix and suffix
 // first, then Myers' O(ND) algorithm on the middle.
@@ -144,13 +145,16 @@ func myers(a, b []string) []diffOp {
 	max := n + m
 	offset := max
 	v := make([]int, 2*max+2)
+	// trace[d] keeps v[-d..d] as it was before step d: all that
+	// backtracking through step d reads.
 	var trace [][]int
+	cells := 0
 	found := false
 	for d := 0; d <= max && !found; d++ {
-		if (d+1)*len(v) > maxDiffCells {
+		if cells += 2*d + 1; cells > maxDiffCells {
 			return nil
 		}
-		trace = append(trace, append([]int(nil), v...))
+		trace = append(trace, append([]int(nil), v[offset-d:offset+d+1]...))
 		for k := -d; k <= d; k += 2 {
 			var x int
 			if k == -d || (k != d && v[offset+k-1] < v[offset+k+1]) {
@@ -174,15 +178,18 @@ func myers(a, b []string) []diffOp {
 	var rev []diffOp
 	x, y := n, m
 	for d := len(trace) - 1; d >= 0; d-- {
-		vd := trace[d]
+		vd := trace[d] // vd[i] is v[i-d]
 		k := x - y
 		var prevK int
-		if k == -d || (k != d && vd[offset+k-1] < vd[offset+k+1]) {
+		if k == -d || (k != d && vd[k-1+d] < vd[k+1+d]) {
 			prevK = k + 1
 		} else {
 			prevK = k - 1
 		}
-		prevX := vd[offset+prevK]
+		prevX := 0
+		if d > 0 {
+			prevX = vd[prevK+d]
+		}
 		prevY := prevX - prevK
 		for x > prevX && y > prevY {
 			x--
