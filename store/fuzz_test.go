@@ -39,7 +39,7 @@ func reencode(t *testing.T, e entry) []byte {
 	if e.Meta != nil {
 		b, err = encodeMetaLine(nil, *e.Meta)
 	} else {
-		b, err = encodeRecord(nil, Record{Time: e.Time, TurnID: e.TurnID, Event: e.Event, Model: e.Model}, at(0))
+		b, err = encodeRecord(nil, Record{Time: e.Time, TurnID: e.TurnID, Event: e.Event, Model: e.Model, store: e.Store}, at(0))
 	}
 	if err != nil {
 		t.Fatalf("a decoded entry does not encode: %v (%#v)", err, e)

@@ -323,6 +323,13 @@ func (s *Local) SetName(ctx context.Context, id, name string) error {
 	if err != nil {
 		return err
 	}
+	return s.appendDetached(ctx, id, path, rec)
+}
+
+// appendDetached appends to a rollout that has no writer here (id is
+// reserved): it locks the file, replays it to know its state, appends,
+// syncs (which updates the index) and lets go.
+func (s *Local) appendDetached(ctx context.Context, id, path string, recs ...Record) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return notFoundIfMissing(id, err)
@@ -336,11 +343,11 @@ func (s *Local) SetName(ctx context.Context, id, name string) error {
 		f.Close()
 		return readError(id, err)
 	}
-	w = &fileWriter{
+	w := &fileWriter{
 		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
 		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
 	}
-	err = w.Append(rec)
+	err = w.append(recs)
 	if err == nil {
 		err = w.sync()
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent"
 )
@@ -71,6 +72,7 @@ func TestArchiveAndUnarchive(t *testing.T) {
 	if ids := listIDs(t, e, agent.ThreadQuery{Archived: true}); !reflect.DeepEqual(ids, []string{id}) {
 		t.Fatalf("archived listing after restart: %v", ids)
 	}
+	before := time.Now()
 	info, err := e.s.Unarchive(bg, id)
 	if err != nil {
 		t.Fatal(err)
@@ -78,8 +80,18 @@ func TestArchiveAndUnarchive(t *testing.T) {
 	if info.Archived || info.Path != path || !fileExists(path) || info.Preview != "archive me" {
 		t.Fatalf("unarchived: %+v", info)
 	}
-	if _, err := e.s.Unarchive(bg, id); err != nil {
-		t.Fatalf("unarchiving twice: %v", err)
+	// Coming back is an update, as in Codex, and the rollout says so.
+	if info.UpdatedAt.Before(before) {
+		t.Fatalf("updated_at not bumped: %v", info.UpdatedAt)
+	}
+	if again, _ := e.s.Unarchive(bg, id); !again.UpdatedAt.Equal(info.UpdatedAt) {
+		t.Fatalf("unarchiving twice: %+v", again)
+	}
+	e.s.Close()
+	os.Remove(indexPath(e))
+	e.open()
+	if th, err := e.s.Read(bg, id); err != nil || !th.Info.UpdatedAt.Equal(info.UpdatedAt) || len(th.Turns) != 2 || th.Skipped != 0 {
+		t.Fatalf("after an index rebuild: %+v %v", th, err)
 	}
 	if ids := listIDs(t, e, agent.ThreadQuery{}); !reflect.DeepEqual(ids, []string{id}) {
 		t.Fatalf("listing after unarchive: %v", ids)

@@ -75,6 +75,8 @@ type Record struct {
 	TurnID string
 	Event  agent.EventMsg
 	Model  json.RawMessage
+	// store is one of the store's own records (recStore).
+	store string
 }
 
 // EventRecord makes the Record of an event.
