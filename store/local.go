@@ -479,6 +479,3 @@ func readError(id string, err error) error {
 	}
 	return err
 }
-
-// ErrThreadExists: Create or Fork was given the id of an existing thread.
-var ErrThreadExists = errors.New("thread already exists")

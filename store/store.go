@@ -147,6 +147,9 @@ var (
 	// ErrNotMaterialized: the thread exists but has no user message yet,
 	// so it has no rollout to read.
 	ErrNotMaterialized = errors.New("thread is not materialized yet")
+	// ErrThreadExists: Create or Fork was given the id of an existing
+	// thread (ours, or a rollout of another program's).
+	ErrThreadExists = errors.New("thread already exists")
 	// ErrThreadBusy: the thread already has a writer.
 	ErrThreadBusy = errors.New("thread already has a writer")
 	// ErrInvalidID: a thread id that is not a UUID.
