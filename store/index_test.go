@@ -271,3 +271,33 @@ func TestListIgnoresStrayFiles(t *testing.T) {
 		t.Fatalf("listed %v", got)
 	}
 }
+
+// TestIndexFailureNeverFailsAppends: with the index gone mid-run, appends
+// and syncs go on (warning), and the next start's rescan catches up.
+func TestIndexFailureNeverFailsAppends(t *testing.T) {
+	e := newEnv(t)
+	id := testID(90)
+	w, _ := e.s.Create(bg, meta(id, 0))
+	mustAppend(t, w, turnRecords("t1", 10, "before")...)
+	e.s.ix.db.Close() // the index fails from here on
+	mustAppend(t, w, turnRecords("t2", 20, "during")...)
+	mustAppend(t, w, Record{Time: at(30), Event: agent.ThreadNameUpdated{Name: "named blind"}})
+	if err := w.Sync(); err != nil {
+		t.Fatalf("Sync without an index: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close without an index: %v", err)
+	}
+	if !strings.Contains(strings.Join(e.logs.warnings(), "\n"), "updating the index failed") {
+		t.Fatalf("no warning: %v", e.logs.warnings())
+	}
+	e.s.Close()
+	e.open()
+	info, err := e.s.Info(bg, id)
+	if err != nil || info.Name != "named blind" || !info.UpdatedAt.Equal(at(30)) {
+		t.Fatalf("after rescan: %+v %v", info, err)
+	}
+	if th, _ := e.s.Read(bg, id); len(th.Turns) != 2 {
+		t.Fatalf("turns %d", len(th.Turns))
+	}
+}

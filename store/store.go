@@ -55,7 +55,9 @@ type Writer interface {
 	// Append adds records in order. Events that Kept refuses are dropped,
 	// so the core may hand it every event. A batch with an invalid record
 	// is refused whole. When the records reach the disk is described in
-	// the package doc; an appended TurnCompleted syncs the file.
+	// the package doc; an appended TurnCompleted syncs the file. After a
+	// write error the records it could not write are kept and retried by
+	// the next Append or Sync: do not append them again.
 	Append(recs ...Record) error
 	// Sync makes everything appended so far durable and brings the index
 	// up to date. Before materialization it does nothing.
