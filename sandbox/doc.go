@@ -18,6 +18,9 @@
 //
 // and [RunHelperIfRequested], called first thing in main (and in TestMain),
 // recognises that form, confines its own thread and execve's the command.
+// The command inherits stdin, stdout and stderr only: Landlock checks a file
+// when it is opened, so any other descriptor the helper inherited would
+// write wherever it points.
 // The helper runs on the machine that runs the command (the exec-server's,
 // possibly remote), so /tmp, $TMPDIR and Landlock support are those of that
 // machine. It exits 126 with a "codexd sandbox: ..." message on stderr when

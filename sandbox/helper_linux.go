@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -61,12 +63,46 @@ func helperMain(args, env []string, probe func() (int, error), stderr io.Writer)
 		if err := confine(p, abi, env); err != nil {
 			return fail(ExitCannotRun, "cannot confine %q (%s, Landlock ABI %d): %v", argv[0], p.Mode, abi, err)
 		}
+		// Landlock checks a file when it is opened, so a descriptor this
+		// process inherited (leaked by whatever started the server) would
+		// still write wherever it points. The command gets stdio only.
+		if err := closeInherited(); err != nil {
+			return fail(ExitCannotRun, "cannot close inherited descriptors for %q: %v", argv[0], err)
+		}
 	}
 	err = syscall.Exec(path, argv, env)
 	if errors.Is(err, syscall.ENOENT) {
 		return fail(ExitNotFound, "%s: %v", argv[0], err)
 	}
 	return fail(ExitCannotRun, "%s: %v", argv[0], err)
+}
+
+// closeInherited marks every descriptor but stdin, stdout and stderr
+// close-on-exec.
+func closeInherited() error {
+	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	if err != unix.ENOSYS && err != unix.EINVAL && err != unix.EPERM {
+		return err
+	}
+	// A kernel before 5.11, or a seccomp profile without close_range.
+	return cloexecFromProc()
+}
+
+// cloexecFromProc is closeInherited through /proc/self/fd.
+func cloexecFromProc() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			// EBADF: the descriptor ReadDir read the directory through.
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // lookPath finds a command as the shell would, with the command's PATH.

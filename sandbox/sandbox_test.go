@@ -25,19 +25,8 @@ func TestMain(m *testing.M) {
 	RunHelperIfRequested()
 	if target := os.Getenv(dialEnv); target != "" {
 		network, addr, _ := strings.Cut(target, "!")
-		if network == "fd3" {
-			// Connect a socket the parent created and passed as fd 3.
-			ap, err := netip.ParseAddrPort(addr)
-			if err != nil {
-				panic(err)
-			}
-			err = syscall.Connect(3, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()})
-			if err != nil {
-				fmt.Println("connect:", err)
-				os.Exit(1)
-			}
-			fmt.Println("connected")
-			os.Exit(0)
+		if network == "passed" {
+			os.Exit(connectPassedSocket(addr))
 		}
 		c, err := net.DialTimeout(network, addr, 5*time.Second)
 		if err != nil {
@@ -254,8 +243,8 @@ func TestNetworkDeniedWithoutNetworkAccess(t *testing.T) {
 }
 
 // Landlock's own TCP rule, beneath the seccomp filter: a TCP socket
-// created before confinement (so that the filter never sees it) still
-// cannot connect, with Landlock's EACCES.
+// created outside the sandbox (so that the filter never sees it), passed in
+// over a UNIX socket, still cannot connect, with Landlock's EACCES.
 func TestLandlockTCPRule(t *testing.T) {
 	needLandlock(t)
 	if abi, _ := Available(); abi < 4 {
@@ -263,23 +252,83 @@ func TestLandlockTCPRule(t *testing.T) {
 	}
 	addr := listen(t)
 	run := func(p Policy) (int, string) {
-		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sock := os.NewFile(uintptr(fd), "socket")
-		defer sock.Close()
-		return runWrappedFiles(t, p, []string{dialEnv + "=fd3!" + addr}, []*os.File{sock}, self(t))
+		sockPath := passSocket(t)
+		return runWrapped(t, p, []string{dialEnv + "=passed!" + sockPath + "!" + addr}, self(t))
 	}
 	code, out := run(workspacePolicy(t.TempDir()))
-	if code == 0 || !strings.Contains(out, "permission denied") {
-		t.Fatalf("inherited socket: exit %d %q", code, out)
+	if code == 0 || !strings.Contains(out, "connect: permission denied") {
+		t.Fatalf("passed socket: exit %d %q", code, out)
 	}
 	p := workspacePolicy(t.TempDir())
 	p.NetworkAccess = true
 	if code, out := run(p); code != 0 {
-		t.Fatalf("inherited socket with network access: exit %d %q", code, out)
+		t.Fatalf("passed socket with network access: exit %d %q", code, out)
 	}
+}
+
+// passSocket listens on a UNIX socket and hands the first client a new,
+// unconnected TCP socket (SCM_RIGHTS); it returns the listener's path.
+func passSocket(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pass.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return
+		}
+		defer syscall.Close(fd)
+		c.WriteMsgUnix([]byte("s"), syscall.UnixRights(fd), nil)
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return path
+}
+
+// connectPassedSocket is the confined side of passSocket: SOCKPATH!ADDR.
+func connectPassedSocket(target string) int {
+	sockPath, addr, _ := strings.Cut(target, "!")
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sockPath, Net: "unix"})
+	if err != nil {
+		fmt.Println("dial unix:", err)
+		return 1
+	}
+	defer c.Close()
+	oob := make([]byte, syscall.CmsgSpace(4))
+	_, oobn, _, _, err := c.ReadMsgUnix(make([]byte, 1), oob)
+	if err != nil {
+		fmt.Println("receive:", err)
+		return 1
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		fmt.Println("control message:", err)
+		return 1
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		fmt.Println("rights:", err)
+		return 1
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		panic(err)
+	}
+	if err := syscall.Connect(fds[0], &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+		fmt.Println("connect:", err)
+		return 1
+	}
+	fmt.Println("connected")
+	return 0
 }
 
 func TestHelperExitCodes(t *testing.T) {
@@ -366,5 +415,30 @@ func TestRefusedWithoutLandlock(t *testing.T) {
 	probeABI = func() (int, error) { return 0, nil }
 	if _, err := Available(); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("ABI 0 accepted: %v", err)
+	}
+}
+
+// Landlock checks a file when it is opened, not when an open descriptor is
+// written: a descriptor the helper inherited (leaked by whatever started
+// the server, say) would let a confined command write outside the
+// workspace. The command gets stdin, stdout and stderr only.
+func TestInheritedDescriptorsAreClosed(t *testing.T) {
+	needLandlock(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "leaked.txt")
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range []Policy{workspacePolicy(ws), {Mode: ReadOnly}} {
+		code, out := runWrappedFiles(t, p, nil, []*os.File{f}, "sh", "-c", "echo escaped >&3")
+		if data, _ := os.ReadFile(target); len(data) != 0 || code == 0 {
+			t.Fatalf("%s: wrote %q outside the workspace through fd 3 (exit %d: %s)", p.Mode, data, code, out)
+		}
+	}
+	// The standard descriptors still work.
+	if code, out := runWrapped(t, workspacePolicy(ws), nil, "sh", "-c", "echo out; echo err >&2"); code != 0 || out != "out\nerr\n" {
+		t.Fatalf("stdio: exit %d %q", code, out)
 	}
 }
