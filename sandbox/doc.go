@@ -32,7 +32,8 @@
 // socketpair(2) for every family but AF_UNIX, and io_uring_setup(2), as
 // Codex's Linux sandbox does: Landlock alone leaves UDP, raw sockets and
 // Multipath TCP open. Abstract UNIX sockets to outside the sandbox are
-// refused too where the ABI scopes them (6+).
+// refused too where the ABI scopes them (6+); pathname UNIX sockets stay
+// open at every ABI (9+ could close them), for local IPC.
 //
 // The package must never run a command unconfined under read-only or
 // workspace-write: where the kernel has no Landlock (or an error stops any

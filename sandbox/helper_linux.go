@@ -163,6 +163,24 @@ var writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/rand
 var presets = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6,
 	landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
 
+// rulesetConfig is what the ruleset for p handles at Landlock ABI abi:
+// everything the ABI can restrict, but for what the modes leave allowed.
+func rulesetConfig(p Policy, abi int) landlock.Config {
+	cfg := presets[min(abi, len(presets))-1]
+	cfg.Scoped = 0 // signals stay allowed: a command may kill what an earlier one started
+	// ABI 9 can restrict connecting to pathname UNIX sockets, and no rule
+	// grants it: handled, it would cut every command off from local IPC
+	// (ssh-agent, docker, /dev/log), which the seccomp filter leaves open
+	// on purpose.
+	cfg.HandledAccessFS &^= ll.AccessFSResolveUnix
+	if p.HasFullNetworkAccess() {
+		cfg.HandledAccessNet = 0
+	} else if abi >= 6 {
+		cfg.Scoped = landlock.ScopedSet(ll.ScopeAbstractUnixSocket)
+	}
+	return cfg
+}
+
 // confine restricts the calling (locked) thread: no_new_privs, the Landlock
 // ruleset for p, and the network seccomp filter unless p allows network.
 func confine(p Policy, abi int, env []string) error {
@@ -173,13 +191,7 @@ func confine(p Policy, abi int, env []string) error {
 			abi = 5
 		}
 	}
-	cfg := presets[min(abi, len(presets))-1]
-	cfg.Scoped = 0 // signals stay allowed: a command may kill what an earlier one started
-	if p.HasFullNetworkAccess() {
-		cfg.HandledAccessNet = 0
-	} else if abi >= 6 {
-		cfg.Scoped = landlock.ScopedSet(ll.ScopeAbstractUnixSocket)
-	}
+	cfg := rulesetConfig(p, abi)
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
 		landlock.RWFiles(writableDevices...).IgnoreIfMissing(),

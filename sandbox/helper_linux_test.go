@@ -4,6 +4,7 @@ import (
 	"syscall"
 	"testing"
 
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,5 +24,33 @@ func TestCloexecFromProc(t *testing.T) {
 	}
 	if flags, _ := unix.FcntlInt(2, unix.F_GETFD, 0); flags&unix.FD_CLOEXEC != 0 {
 		t.Fatal("stderr was marked close-on-exec")
+	}
+}
+
+// What the ruleset handles at every ABI go-landlock knows, including those
+// newer than this machine's kernel.
+func TestRulesetConfig(t *testing.T) {
+	denied, allowed := Policy{Mode: WorkspaceWrite, Cwd: "/w"}, Policy{Mode: WorkspaceWrite, Cwd: "/w", NetworkAccess: true}
+	for abi := 1; abi <= len(presets)+1; abi++ {
+		for _, p := range []Policy{denied, allowed} {
+			cfg := rulesetConfig(p, abi)
+			if cfg.HandledAccessFS&ll.AccessFSResolveUnix != 0 {
+				t.Errorf("ABI %d: connecting to UNIX sockets is handled, so denied everywhere", abi)
+			}
+			if cfg.HandledAccessFS&ll.AccessFSWriteFile == 0 {
+				t.Errorf("ABI %d: writes are not handled", abi)
+			}
+			if cfg.Scoped&ll.ScopeSignal != 0 {
+				t.Errorf("ABI %d: signals are scoped", abi)
+			}
+			wantNet := abi >= 4 && !p.NetworkAccess
+			if (cfg.HandledAccessNet != 0) != wantNet {
+				t.Errorf("ABI %d, network access %v: handled net %v", abi, p.NetworkAccess, cfg.HandledAccessNet)
+			}
+			wantScoped := abi >= 6 && !p.NetworkAccess
+			if (cfg.Scoped&ll.ScopeAbstractUnixSocket != 0) != wantScoped {
+				t.Errorf("ABI %d, network access %v: abstract sockets scoped %v", abi, p.NetworkAccess, !wantScoped)
+			}
+		}
 	}
 }
