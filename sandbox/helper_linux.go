@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -107,7 +108,7 @@ func cloexecFromProc() error {
 
 // lookPath finds a command as the shell would, with the command's PATH.
 func lookPath(name string, env []string) (string, error) {
-	if containsSlash(name) {
+	if strings.Contains(name, "/") {
 		info, err := os.Stat(name)
 		if err != nil {
 			return "", err
@@ -117,15 +118,9 @@ func lookPath(name string, env []string) (string, error) {
 		}
 		return name, nil
 	}
-	path := ""
-	for _, kv := range env {
-		if len(kv) > 5 && kv[:5] == "PATH=" {
-			path = kv[5:]
-		}
-	}
-	for _, dir := range splitPath(path) {
+	for _, dir := range strings.Split(envValue(env, "PATH"), ":") {
 		if dir == "" {
-			dir = "."
+			dir = "." // an empty element is the working directory, as in sh
 		}
 		cand := dir + "/" + name
 		if info, err := os.Stat(cand); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
@@ -135,25 +130,14 @@ func lookPath(name string, env []string) (string, error) {
 	return "", exec.ErrNotFound
 }
 
-func containsSlash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return true
+// envValue is key's value in env; the last entry wins, as with os/exec.
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
 		}
 	}
-	return false
-}
-
-func splitPath(p string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(p); i++ {
-		if i == len(p) || p[i] == ':' {
-			out = append(out, p[start:i])
-			start = i + 1
-		}
-	}
-	return out
+	return ""
 }
 
 // devices a confined command may read and write.
@@ -197,15 +181,8 @@ func confine(p Policy, abi int, env []string) error {
 		landlock.RWFiles(writableDevices...).IgnoreIfMissing(),
 		landlock.RWFiles("/dev/tty").WithIoctlDev().IgnoreIfMissing(),
 	}
-	getenv := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if len(env[i]) > len(k) && env[i][:len(k)] == k && env[i][len(k)] == '=' {
-				return env[i][len(k)+1:]
-			}
-		}
-		return ""
-	}
 	cwd := filepath.Clean(p.Cwd)
+	getenv := func(k string) string { return envValue(env, k) }
 	for _, r := range p.ResolveWritableRoots(getenv) {
 		rule := landlock.RWDirs(r.Root)
 		if abi >= 2 {
