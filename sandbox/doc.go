@@ -20,7 +20,10 @@
 // recognises that form, confines its own thread and execve's the command.
 // The command inherits stdin, stdout and stderr only: Landlock checks a file
 // when it is opened, so any other descriptor the helper inherited would
-// write wherever it points.
+// write wherever it points. It runs without capabilities, even as root:
+// Landlock leaves them, and root's would undo it (mknod a disk in the
+// workspace, load a kernel module); a root without CAP_SETPCAP to drop them
+// is refused.
 // The helper runs on the machine that runs the command (the exec-server's,
 // possibly remote), so /tmp, $TMPDIR and Landlock support are those of that
 // machine. It exits 126 with a "codexd sandbox: ..." message on stderr when

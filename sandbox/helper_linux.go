@@ -166,7 +166,8 @@ func rulesetConfig(p Policy, abi int) landlock.Config {
 }
 
 // confine restricts the calling (locked) thread: no_new_privs, the Landlock
-// ruleset for p, and the network seccomp filter unless p allows network.
+// ruleset for p, no capabilities, and the network seccomp filter unless p
+// allows network.
 func confine(p Policy, abi int, env []string) error {
 	if abi >= 6 {
 		// go-landlock treats a kernel without the signal-scoping fix as
@@ -210,10 +211,39 @@ func confine(p Policy, abi int, env []string) error {
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
 	if !p.HasFullNetworkAccess() {
 		if err := denySockets(); err != nil {
 			return fmt.Errorf("seccomp: %w", err)
 		}
+	}
+	return nil
+}
+
+// dropCapabilities leaves the calling thread, and what it executes, without
+// any capability. Landlock takes none away, and root's would undo it: mknod
+// the disk in the workspace and write it, load a kernel module, attach BPF.
+func dropCapabilities() error {
+	if os.Getuid() == 0 || os.Geteuid() == 0 {
+		// Executing as root refills the permitted set from the bounding
+		// set, so that must go too.
+		for c := 0; c < 64; c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				if err == unix.EINVAL {
+					break // past the kernel's last capability
+				}
+				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	var none [2]unix.CapUserData // version 3: two 32-bit halves
+	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
 	}
 	return nil
 }

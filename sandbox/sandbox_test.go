@@ -442,3 +442,28 @@ func TestInheritedDescriptorsAreClosed(t *testing.T) {
 		t.Fatalf("stdio: exit %d %q", code, out)
 	}
 }
+
+// Landlock does not take capabilities away, and a command run as root
+// would keep them: mknod a block device in the workspace and write the
+// disk through it, load a kernel module, attach BPF. A confined command
+// has no capabilities, whoever runs it.
+func TestConfinedCommandsHaveNoCapabilities(t *testing.T) {
+	needLandlock(t)
+	ws := t.TempDir()
+	for _, p := range []Policy{workspacePolicy(ws), {Mode: ReadOnly}} {
+		code, out := runWrapped(t, p, nil, "grep", "^Cap", "/proc/self/status")
+		if code != 0 {
+			t.Fatalf("%s: exit %d %s", p.Mode, code, out)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if _, set, _ := strings.Cut(line, "\t"); set != "0000000000000000" {
+				t.Fatalf("%s: %s", p.Mode, out)
+			}
+		}
+	}
+	// A character device like /dev/null's: harmless even if it were made.
+	code, out := runWrapped(t, workspacePolicy(ws), nil, "mknod", filepath.Join(ws, "null"), "c", "1", "3")
+	if code == 0 || exists(filepath.Join(ws, "null")) {
+		t.Fatalf("mknod in the workspace: exit %d %s", code, out)
+	}
+}
