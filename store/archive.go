@@ -93,15 +93,9 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 	}
 	// Re-index from the file: the row then says exactly what a rescan
 	// would (a writer's latest records are already written through).
-	if err := s.indexFile(ctx, dst, fi); err != nil {
-		return agent.ThreadInfo{}, readError(id, err)
-	}
-	r, ok, err := s.ix.get(ctx, id)
+	r, err := s.indexFile(ctx, dst, fi)
 	if err != nil {
-		return agent.ThreadInfo{}, err
-	}
-	if !ok {
-		return agent.ThreadInfo{}, fmt.Errorf("%w: %s", agent.ErrThreadNotFound, id)
+		return agent.ThreadInfo{}, readError(id, err)
 	}
 	return r.info, nil
 }

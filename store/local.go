@@ -134,15 +134,14 @@ func (s *Local) Create(ctx context.Context, meta ThreadMeta) (Writer, error) {
 	return w, nil
 }
 
-// free checks that no rollout, ours or another program's, has id.
+// free checks that no rollout, ours or another program's, has id. The
+// disk decides: the index only answers faster.
 func (s *Local) free(ctx context.Context, id string) error {
-	if _, ok, err := s.ix.get(ctx, id); err != nil || ok {
-		if err == nil {
-			err = ErrThreadExists
-		}
-		return err
+	_, ok, err := s.ix.get(ctx, id)
+	if err != nil {
+		s.log.Warn("store: index lookup failed; searching the rollout directories", "thread", id, "err", err)
 	}
-	if s.findFile(id) != "" {
+	if ok || s.findFile(id) != "" {
 		return ErrThreadExists
 	}
 	return nil
@@ -283,19 +282,12 @@ func (s *Local) Info(ctx context.Context, id string) (agent.ThreadInfo, error) {
 	if r, ok, err := s.ix.get(ctx, id); err == nil && ok {
 		return r.info, nil
 	}
-	if _, err := s.locate(ctx, id); err != nil {
+	// The index cannot say: the rollout can.
+	th, err := s.Read(ctx, id)
+	if err != nil {
 		return agent.ThreadInfo{}, err
 	}
-	r, ok, err := s.ix.get(ctx, id)
-	if err != nil || !ok {
-		// The index cannot say: the rollout can.
-		th, err := s.Read(ctx, id)
-		if err != nil {
-			return agent.ThreadInfo{}, err
-		}
-		return th.Info, nil
-	}
-	return r.info, nil
+	return th.Info, nil
 }
 
 func (s *Local) List(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage, error) {
