@@ -37,6 +37,15 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 	if release != nil {
 		defer release()
 	}
+	// Readers wait while the file moves (moving before w.mu, as they take
+	// them).
+	s.moving.Lock()
+	moving := true
+	defer func() {
+		if moving {
+			s.moving.Unlock()
+		}
+	}()
 	if w != nil {
 		// Hold the writer still while its file moves.
 		w.mu.Lock()
@@ -61,31 +70,31 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 		}
 		dst = unarchivedPath(s.home, path, created)
 	}
-	if isArchivedPath(s.home, path) != archive {
-		if err := moveFile(path, dst); err != nil {
+	moved := isArchivedPath(s.home, path) != archive
+	if !moved {
+		dst = path // already where it belongs
+	} else if err := moveFile(path, dst); err != nil {
+		return agent.ThreadInfo{}, err
+	} else if w != nil {
+		w.path = dst
+	}
+	s.moving.Unlock()
+	moving = false
+	if moved && !archive {
+		// Coming back counts as an update (Codex bumps updated_at too); a
+		// record says so, so a rebuilt index agrees.
+		back := []Record{{store: storeUnarchived}}
+		if w != nil {
+			err = w.append(back)
+			if err == nil {
+				err = w.sync()
+			}
+		} else {
+			err = s.appendDetached(ctx, id, dst, back...)
+		}
+		if err != nil {
 			return agent.ThreadInfo{}, err
 		}
-		if w != nil {
-			w.path = dst
-		}
-		if !archive {
-			// Coming back counts as an update (Codex bumps updated_at
-			// too); a record says so, so a rebuilt index agrees.
-			back := []Record{{store: storeUnarchived}}
-			if w != nil {
-				err = w.append(back)
-				if err == nil {
-					err = w.sync()
-				}
-			} else {
-				err = s.appendDetached(ctx, id, dst, back...)
-			}
-			if err != nil {
-				return agent.ThreadInfo{}, err
-			}
-		}
-	} else {
-		dst = path // already where it belongs
 	}
 	fi, err := os.Stat(dst)
 	if err != nil {

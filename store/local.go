@@ -32,6 +32,11 @@ type Local struct {
 	ix   *index
 	log  *slog.Logger
 
+	// moving is held to rename a rollout (Archive, Unarchive), and shared
+	// to find and open one, so that no reader looks where a file just was.
+	// It is taken before any writer's mu.
+	moving sync.RWMutex
+
 	mu sync.Mutex
 	// writers holds every thread with a writer in this store. A nil value
 	// reserves the id while an operation that may move or open its file
@@ -235,26 +240,9 @@ func (s *Local) Read(ctx context.Context, id string) (*Thread, error) {
 // read replays id's rollout. A thread with a writer here is read up to the
 // end of its last whole line, so an append in progress is never half seen.
 func (s *Local) read(ctx context.Context, id string, raw func([]byte, *entry)) (*readResult, string, error) {
-	s.mu.Lock()
-	w := s.writers[id]
-	s.mu.Unlock()
-	var path string
-	limit := int64(-1)
-	if w != nil {
-		var materialized bool
-		path, limit, materialized = w.readable()
-		if !materialized {
-			return nil, "", ErrNotMaterialized
-		}
-	} else {
-		var err error
-		if path, err = s.locate(ctx, id); err != nil {
-			return nil, "", err
-		}
-	}
-	f, err := os.Open(path)
+	f, path, limit, err := s.openForRead(ctx, id)
 	if err != nil {
-		return nil, "", notFoundIfMissing(id, err)
+		return nil, "", err
 	}
 	defer f.Close()
 	var rd io.Reader = f
@@ -266,6 +254,31 @@ func (s *Local) read(ctx context.Context, id string, raw func([]byte, *entry)) (
 		return nil, "", readError(id, err)
 	}
 	return res, path, nil
+}
+
+// openForRead opens id's rollout and says how many bytes of it a reader
+// may read (-1: all of it).
+func (s *Local) openForRead(ctx context.Context, id string) (f *os.File, path string, limit int64, err error) {
+	s.moving.RLock()
+	defer s.moving.RUnlock()
+	s.mu.Lock()
+	w := s.writers[id]
+	s.mu.Unlock()
+	limit = -1
+	if w != nil {
+		var materialized bool
+		path, limit, materialized = w.readable()
+		if !materialized {
+			return nil, "", 0, ErrNotMaterialized
+		}
+	} else if path, err = s.locate(ctx, id); err != nil {
+		return nil, "", 0, err
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		return nil, "", 0, notFoundIfMissing(id, err)
+	}
+	return f, path, limit, nil
 }
 
 func (s *Local) Info(ctx context.Context, id string) (agent.ThreadInfo, error) {

@@ -247,3 +247,50 @@ func TestStoreCloseClosesWriters(t *testing.T) {
 		t.Fatalf("after close: %+v %v", th, err)
 	}
 }
+
+// TestReadWhileArchiving reads a thread, with and without an open writer,
+// while another goroutine archives and unarchives it: the file moves, but
+// the thread exists throughout, so no read may fail.
+func TestReadWhileArchiving(t *testing.T) {
+	for _, open := range []bool{true, false} {
+		e := newEnv(t)
+		id := testID(95)
+		w, err := e.s.Create(bg, meta(id, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, w, turnRecords("t", 10, "moving")...)
+		if !open {
+			w.Close()
+		}
+		moved := make(chan error, 1)
+		go func() {
+			for range 40 {
+				if err := e.s.Archive(bg, id); err != nil {
+					moved <- err
+					return
+				}
+				if _, err := e.s.Unarchive(bg, id); err != nil {
+					moved <- err
+					return
+				}
+			}
+			moved <- nil
+		}()
+		for done := false; !done; {
+			select {
+			case err := <-moved:
+				if err != nil {
+					t.Fatal(err)
+				}
+				done = true
+			default:
+			}
+			if th, err := e.s.Read(bg, id); err != nil || len(th.Turns) != 1 {
+				<-moved
+				t.Fatalf("open writer %v: Read during a move: %v", open, err)
+			}
+		}
+		w.Close()
+	}
+}
