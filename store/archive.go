@@ -112,7 +112,7 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 // moveFile renames src to dst, never over an existing file, and makes the
 // rename durable in both directories.
 func moveFile(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+	if err := mkdirAllSynced(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(dst); err == nil {

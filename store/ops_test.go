@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -292,5 +293,45 @@ func TestReadWhileArchiving(t *testing.T) {
 			}
 		}
 		w.Close()
+	}
+}
+
+// A rollout synced into a directory that was just created is only durable
+// if the new directory's entry is too: every directory the store creates
+// has its parent synced before the turn boundary's sync returns.
+func TestNewDirectoriesAreSynced(t *testing.T) {
+	var mu sync.Mutex
+	synced := map[string]bool{}
+	saved := syncDir
+	syncDir = func(dir string) error {
+		mu.Lock()
+		synced[dir] = true
+		mu.Unlock()
+		return saved(dir)
+	}
+	t.Cleanup(func() { syncDir = saved })
+	e := newEnv(t)
+	id := testID(96)
+	w, err := e.s.Create(bg, meta(id, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, w, turnRecords("t", 10, "durable")...) // ends with a TurnCompleted: synced
+	day := filepath.Dir(w.Path())
+	month, year := filepath.Dir(day), filepath.Dir(filepath.Dir(day))
+	for _, dir := range []string{day, month, year, filepath.Join(e.home, "sessions"), e.home} {
+		if !synced[dir] {
+			t.Errorf("%s not synced after the first turn", dir)
+		}
+	}
+	w.Close()
+	clear(synced)
+	if err := e.s.Archive(bg, id); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(e.home, "archived_sessions"), e.home, day} {
+		if !synced[dir] {
+			t.Errorf("%s not synced after archiving", dir)
+		}
 	}
 }
