@@ -205,18 +205,10 @@ func (s *Local) Resume(ctx context.Context, id string) (*Thread, Writer, error) 
 		return nil, nil, readError(id, err)
 	}
 	dangling := res.finish()
-	w = &fileWriter{
-		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
-		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
-	}
+	w = s.openedWriter(f, path, res)
 	// Record what the replay concluded, so the file says it too: the turn
 	// that was running when the process died was interrupted.
-	var seal []Record
-	for _, t := range dangling {
-		seal = append(seal, Record{Time: t.CompletedAt, TurnID: t.ID,
-			Event: agent.TurnCompleted{Status: agent.TurnStatusInterrupted, CompletedAt: t.CompletedAt}})
-	}
-	if err := w.Append(seal...); err != nil {
+	if err := w.Append(seals(dangling)...); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
@@ -348,10 +340,7 @@ func (s *Local) appendDetached(ctx context.Context, id, path string, recs ...Rec
 		f.Close()
 		return readError(id, err)
 	}
-	w := &fileWriter{
-		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
-		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
-	}
+	w := s.openedWriter(f, path, res)
 	err = w.append(recs)
 	if err == nil {
 		err = w.sync()
@@ -412,10 +401,7 @@ func (s *Local) Fork(ctx context.Context, id string, meta ThreadMeta) (*Thread, 
 		// The copied records changed the settings: the new meta's win.
 		tail = append(tail, Record{Time: meta.CreatedAt, Event: agent.SettingsUpdated{Settings: meta.Settings}})
 	}
-	for _, t := range dangling {
-		tail = append(tail, Record{Time: t.CompletedAt, TurnID: t.ID,
-			Event: agent.TurnCompleted{Status: agent.TurnStatusInterrupted, CompletedAt: t.CompletedAt}})
-	}
+	tail = append(tail, seals(dangling)...)
 	for i := range tail {
 		e := entry{Time: tail[i].Time, TurnID: tail[i].TurnID, Event: tail[i].Event}
 		fork.apply(&e)
@@ -435,6 +421,26 @@ func (s *Local) Fork(ctx context.Context, id string, meta ThreadMeta) (*Thread, 
 	fork.finish()
 	s.adopt(w)
 	return fork.thread(s.home, w.path), w, nil
+}
+
+// openedWriter is the writer of an existing rollout, open (and locked) as
+// f, that res read to its end.
+func (s *Local) openedWriter(f *os.File, path string, res *readResult) *fileWriter {
+	return &fileWriter{
+		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
+		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
+	}
+}
+
+// seals are the records that end turns a replay found dangling (their
+// process died mid-turn) as interrupted.
+func seals(dangling []agent.Turn) []Record {
+	var out []Record
+	for _, t := range dangling {
+		out = append(out, Record{Time: t.CompletedAt, TurnID: t.ID,
+			Event: agent.TurnCompleted{Status: agent.TurnStatusInterrupted, CompletedAt: t.CompletedAt}})
+	}
+	return out
 }
 
 // Close syncs and closes every open writer, then the index. Writers closed
