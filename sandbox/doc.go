@@ -32,11 +32,14 @@
 //
 // Network denial uses Landlock's TCP bind/connect rights (ABI 4+) and, on
 // amd64 and arm64, a seccomp filter that refuses socket(2) and
-// socketpair(2) for every family but AF_UNIX, and io_uring_setup(2), as
-// Codex's Linux sandbox does: Landlock alone leaves UDP, raw sockets and
-// Multipath TCP open. Abstract UNIX sockets to outside the sandbox are
-// refused too where the ABI scopes them (6+); pathname UNIX sockets stay
-// open at every ABI (9+ could close them), for local IPC.
+// socketpair(2) for every family but AF_UNIX, connect(2), and
+// io_uring_setup(2), as Codex's Linux sandbox does: Landlock alone leaves
+// UDP, raw sockets and Multipath TCP open, and a UNIX socket outside the
+// sandbox reaches services that act for the command (the Docker daemon,
+// the session bus behind systemd-run --user) and so escape it. Pipes and
+// socketpair(2) still work; a command cannot connect even to a UNIX socket
+// it created. Landlock also refuses abstract UNIX sockets (ABI 6+) and
+// pathname ones (9+, datagrams too) to outside the sandbox.
 //
 // The package must never run a command unconfined under read-only or
 // workspace-write: where the kernel has no Landlock (or an error stops any

@@ -152,12 +152,11 @@ var presets = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.
 func rulesetConfig(p Policy, abi int) landlock.Config {
 	cfg := presets[min(abi, len(presets))-1]
 	cfg.Scoped = 0 // signals stay allowed: a command may kill what an earlier one started
-	// ABI 9 can restrict connecting to pathname UNIX sockets, and no rule
-	// grants it: handled, it would cut every command off from local IPC
-	// (ssh-agent, docker, /dev/log), which the seccomp filter leaves open
-	// on purpose.
-	cfg.HandledAccessFS &^= ll.AccessFSResolveUnix
 	if p.HasFullNetworkAccess() {
+		// ABI 9 can refuse UNIX sockets created outside the sandbox (no
+		// rule grants them); with the network, local services are allowed
+		// too.
+		cfg.HandledAccessFS &^= ll.AccessFSResolveUnix
 		cfg.HandledAccessNet = 0
 	} else if abi >= 6 {
 		cfg.Scoped = landlock.ScopedSet(ll.ScopeAbstractUnixSocket)

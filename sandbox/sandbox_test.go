@@ -25,8 +25,18 @@ func TestMain(m *testing.M) {
 	RunHelperIfRequested()
 	if target := os.Getenv(dialEnv); target != "" {
 		network, addr, _ := strings.Cut(target, "!")
-		if network == "passed" {
-			os.Exit(connectPassedSocket(addr))
+		if network == "stdin" {
+			// Connect the socket the parent passed as stdin.
+			ap, err := netip.ParseAddrPort(addr)
+			if err != nil {
+				panic(err)
+			}
+			if err := syscall.Connect(0, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+				fmt.Println("connect:", err)
+				os.Exit(1)
+			}
+			fmt.Println("connected")
+			os.Exit(0)
 		}
 		c, err := net.DialTimeout(network, addr, 5*time.Second)
 		if err != nil {
@@ -66,10 +76,12 @@ func self(t *testing.T) string {
 // and returns its exit code and combined output.
 func runWrapped(t *testing.T, p Policy, env []string, argv ...string) (int, string) {
 	t.Helper()
-	return runWrappedFiles(t, p, env, nil, argv...)
+	return runWrappedFiles(t, p, env, nil, nil, argv...)
 }
 
-func runWrappedFiles(t *testing.T, p Policy, env []string, files []*os.File, argv ...string) (int, string) {
+// runWrappedFiles is runWrapped with stdin (nil: /dev/null) and files
+// passed as fds 3 and up.
+func runWrappedFiles(t *testing.T, p Policy, env []string, stdin *os.File, files []*os.File, argv ...string) (int, string) {
 	t.Helper()
 	wrapped, err := Wrap(p, argv, self(t))
 	if err != nil {
@@ -78,6 +90,9 @@ func runWrappedFiles(t *testing.T, p Policy, env []string, files []*os.File, arg
 	cmd := exec.Command(wrapped[0], wrapped[1:]...)
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR="}, env...)
 	cmd.ExtraFiles = files
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -242,21 +257,23 @@ func TestNetworkDeniedWithoutNetworkAccess(t *testing.T) {
 	}
 }
 
-// Landlock's own TCP rule, beneath the seccomp filter: a TCP socket
-// created outside the sandbox (so that the filter never sees it), passed in
-// over a UNIX socket, still cannot connect, with Landlock's EACCES.
-func TestLandlockTCPRule(t *testing.T) {
+// A TCP socket created outside the sandbox, where the seccomp filter never
+// saw it, and handed to the command (as its stdin, which it keeps) still
+// cannot connect without network access.
+func TestPassedSocketCannotConnect(t *testing.T) {
 	needLandlock(t)
-	if abi, _ := Available(); abi < 4 {
-		t.Skipf("Landlock ABI %d has no network rules", abi)
-	}
 	addr := listen(t)
 	run := func(p Policy) (int, string) {
-		sockPath := passSocket(t)
-		return runWrapped(t, p, []string{dialEnv + "=passed!" + sockPath + "!" + addr}, self(t))
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sock := os.NewFile(uintptr(fd), "socket")
+		defer sock.Close()
+		return runWrappedFiles(t, p, []string{dialEnv + "=stdin!" + addr}, sock, nil, self(t))
 	}
 	code, out := run(workspacePolicy(t.TempDir()))
-	if code == 0 || !strings.Contains(out, "connect: permission denied") {
+	if code == 0 || !strings.Contains(out, "connect: operation not permitted") {
 		t.Fatalf("passed socket: exit %d %q", code, out)
 	}
 	p := workspacePolicy(t.TempDir())
@@ -264,71 +281,6 @@ func TestLandlockTCPRule(t *testing.T) {
 	if code, out := run(p); code != 0 {
 		t.Fatalf("passed socket with network access: exit %d %q", code, out)
 	}
-}
-
-// passSocket listens on a UNIX socket and hands the first client a new,
-// unconnected TCP socket (SCM_RIGHTS); it returns the listener's path.
-func passSocket(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "pass.sock")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c, err := ln.AcceptUnix()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-		if err != nil {
-			return
-		}
-		defer syscall.Close(fd)
-		c.WriteMsgUnix([]byte("s"), syscall.UnixRights(fd), nil)
-	}()
-	t.Cleanup(func() { ln.Close(); <-done })
-	return path
-}
-
-// connectPassedSocket is the confined side of passSocket: SOCKPATH!ADDR.
-func connectPassedSocket(target string) int {
-	sockPath, addr, _ := strings.Cut(target, "!")
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sockPath, Net: "unix"})
-	if err != nil {
-		fmt.Println("dial unix:", err)
-		return 1
-	}
-	defer c.Close()
-	oob := make([]byte, syscall.CmsgSpace(4))
-	_, oobn, _, _, err := c.ReadMsgUnix(make([]byte, 1), oob)
-	if err != nil {
-		fmt.Println("receive:", err)
-		return 1
-	}
-	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		fmt.Println("control message:", err)
-		return 1
-	}
-	fds, err := syscall.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		fmt.Println("rights:", err)
-		return 1
-	}
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		panic(err)
-	}
-	if err := syscall.Connect(fds[0], &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
-		fmt.Println("connect:", err)
-		return 1
-	}
-	fmt.Println("connected")
-	return 0
 }
 
 func TestHelperExitCodes(t *testing.T) {
@@ -432,7 +384,7 @@ func TestInheritedDescriptorsAreClosed(t *testing.T) {
 	}
 	defer f.Close()
 	for _, p := range []Policy{workspacePolicy(ws), {Mode: ReadOnly}} {
-		code, out := runWrappedFiles(t, p, nil, []*os.File{f}, "sh", "-c", "echo escaped >&3")
+		code, out := runWrappedFiles(t, p, nil, nil, []*os.File{f}, "sh", "-c", "echo escaped >&3")
 		if data, _ := os.ReadFile(target); len(data) != 0 || code == 0 {
 			t.Fatalf("%s: wrote %q outside the workspace through fd 3 (exit %d: %s)", p.Mode, data, code, out)
 		}
@@ -465,5 +417,45 @@ func TestConfinedCommandsHaveNoCapabilities(t *testing.T) {
 	code, out := runWrapped(t, workspacePolicy(ws), nil, "mknod", filepath.Join(ws, "null"), "c", "1", "3")
 	if code == 0 || exists(filepath.Join(ws, "null")) {
 		t.Fatalf("mknod in the workspace: exit %d %s", code, out)
+	}
+}
+
+// A service listening on a UNIX socket outside the sandbox (the Docker
+// daemon, the session bus that systemd-run --user talks to, an ssh-agent)
+// would run or write whatever a confined command asks for: without network
+// access, a confined command cannot connect to one. With it, it can.
+func TestUnixServicesOutsideAreUnreachableWithoutNetwork(t *testing.T) {
+	needLandlock(t)
+	path := filepath.Join(t.TempDir(), "service.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	ws := t.TempDir()
+	for _, p := range []Policy{workspacePolicy(ws), {Mode: ReadOnly}} {
+		code, out := runWrapped(t, p, []string{dialEnv + "=unix!" + path}, self(t))
+		if code == 0 || strings.Contains(out, "connected") {
+			t.Fatalf("%s: reached a UNIX service outside the sandbox: %s", p.Mode, out)
+		}
+		if !LikelyDenied(p.Mode, code, out) {
+			t.Fatalf("%s: exit %d %q not reported as denied", p.Mode, code, out)
+		}
+	}
+	p := workspacePolicy(ws)
+	p.NetworkAccess = true
+	if code, out := runWrapped(t, p, []string{dialEnv + "=unix!" + path}, self(t)); code != 0 || !strings.Contains(out, "connected") {
+		t.Fatalf("network access: exit %d %s", code, out)
 	}
 }
