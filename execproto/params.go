@@ -211,6 +211,12 @@ func (s *Shape) expectation() string {
 	case kindMap, kindStruct:
 		return "an object"
 	case kindEnum:
+		switch len(s.variants) {
+		case 1:
+			return `"` + s.variants[0] + `"`
+		case 2:
+			return `"` + s.variants[0] + `" or "` + s.variants[1] + `"`
+		}
 		return "one of " + quoteList(s.variants, `"`)
 	case kindOpaque:
 		return "an object"
