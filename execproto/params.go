@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	fastb64 "github.com/segmentio/asm/base64"
 )
 
 // Params checking.
@@ -107,9 +108,11 @@ func optDefault(name string, s *Shape) Field {
 func withDefault(name string, s *Shape) Field { return Field{Name: name, Shape: s, Default: true} }
 
 // CheckParams checks raw (absent params are nil) against the shape of
-// method and returns the canonical params: an object holding the known
-// members that were given and not null, with enums as strings. A method
-// without a shape gets its params back unchanged.
+// method and returns params the Go types decode as Codex would read them:
+// raw itself when it is an object of plain values (the common case, which
+// costs no copy), else a canonical object of the known members that were
+// given, with enums as strings and -0 as 0. A method without a shape gets
+// its params back unchanged.
 func CheckParams(method string, raw jsontext.Value) (jsontext.Value, error) {
 	s := ParamsShapes[method]
 	if s == nil {
@@ -139,12 +142,17 @@ func (s *Shape) Check(raw jsontext.Value) (jsontext.Value, error) {
 	default:
 		return nil, paramsErr("invalid type: %s, expected struct %s", serdeUnexpected(n), s.name)
 	}
-	var out []byte
-	out, err = s.check(out, n, "", true)
-	if err != nil {
+	// A first pass validates and finds out whether the params need
+	// rewriting; only then does a second one write the canonical form.
+	c := &checker{}
+	if _, err := c.check(nil, s, n, "", true); err != nil {
 		return nil, err
 	}
-	return out, nil
+	if !c.rewrite {
+		return trimmed, nil
+	}
+	c.emit = true
+	return c.check(nil, s, n, "", true)
 }
 
 // checkUnit accepts what serde accepts for a method without params.
@@ -168,9 +176,9 @@ func serdeUnexpected(n *node) string {
 	case 'n':
 		return "null"
 	case 't', 'f':
-		return "boolean `" + n.text + "`"
+		return "boolean `" + n.text() + "`"
 	case '"':
-		return "string " + strconv.Quote(n.text)
+		return "string " + strconv.Quote(n.text())
 	case '0':
 		return "number"
 	case '[':
@@ -183,9 +191,9 @@ func serdeUnexpected(n *node) string {
 func describe(n *node) string {
 	switch n.kind {
 	case 'n', 't', 'f', '0':
-		return n.text
+		return n.text()
 	case '"':
-		s := n.text
+		s := n.text()
 		if len(s) > 40 {
 			s = s[:40] + "…"
 		}
@@ -260,8 +268,33 @@ func where(path string) string {
 	return path
 }
 
-// check appends the canonical form of n, which must fit s, to out.
-func (s *Shape) check(out []byte, n *node, path string, top bool) ([]byte, error) {
+// checker walks params against a shape. Its first pass (emit false) only
+// validates, and notes whether the input differs from its canonical form;
+// its second (emit true) writes that form.
+type checker struct {
+	emit    bool
+	rewrite bool
+}
+
+// add appends b to out when writing.
+func (c *checker) add(out []byte, b ...byte) []byte {
+	if c.emit {
+		return append(out, b...)
+	}
+	return out
+}
+
+func (c *checker) addName(out []byte, name string) []byte {
+	if c.emit {
+		out, _ = jsontext.AppendQuote(out, name)
+		out = append(out, ':')
+	}
+	return out
+}
+
+// check validates n against s (and appends its canonical form to out when
+// writing).
+func (c *checker) check(out []byte, s *Shape, n *node, path string, top bool) ([]byte, error) {
 	mismatch := func() ([]byte, error) {
 		return nil, paramsErr("%s: expected %s, got %s", where(path), s.expectation(), describe(n))
 	}
@@ -270,94 +303,107 @@ func (s *Shape) check(out []byte, n *node, path string, top bool) ([]byte, error
 		if n.kind != '"' {
 			return mismatch()
 		}
-		return jsontext.AppendQuote(out, n.text)
+		return c.add(out, n.raw...), nil
 	case kindBool:
 		if n.kind != 't' && n.kind != 'f' {
 			return mismatch()
 		}
-		return append(out, n.text...), nil
+		return c.add(out, n.raw...), nil
 	case kindUint:
 		if n.kind != '0' {
 			return mismatch()
 		}
-		v, err := parseUint(n.text)
+		v, err := parseUint(n.text())
 		if err != nil {
-			return nil, paramsErr("%s: %v, got %s", where(path), err, n.text)
+			return nil, paramsErr("%s: %v, got %s", where(path), err, n.text())
 		}
-		return strconv.AppendUint(out, v, 10), nil
+		if string(n.raw) == "-0" {
+			c.rewrite = true // Go's decoder refuses -0 for an unsigned number
+		}
+		if c.emit {
+			out = strconv.AppendUint(out, v, 10)
+		}
+		return out, nil
 	case kindBytes:
 		if n.kind != '"' {
 			return mismatch()
 		}
-		if err := CheckBase64(n.text); err != nil {
+		if err := checkBase64String(n.raw); err != nil {
 			return nil, paramsErr("%s: expected a base64 string, got %s: %v", where(path), describe(n), err)
 		}
-		return jsontext.AppendQuote(out, n.text)
+		return c.add(out, n.raw...), nil
 	case kindArray:
 		if n.kind != '[' {
 			return mismatch()
 		}
-		out = append(out, '[')
+		out = c.add(out, '[')
 		for i, e := range n.elems {
 			if i > 0 {
-				out = append(out, ',')
+				out = c.add(out, ',')
 			}
 			var err error
-			if out, err = s.elem.check(out, e, fmt.Sprintf("%s[%d]", where(path), i), false); err != nil {
+			if out, err = c.check(out, s.elem, e, fmt.Sprintf("%s[%d]", where(path), i), false); err != nil {
 				return nil, err
 			}
 		}
-		return append(out, ']'), nil
+		return c.add(out, ']'), nil
 	case kindMap:
 		if n.kind != '{' {
 			return mismatch()
 		}
-		out = append(out, '{')
+		out = c.add(out, '{')
 		for i, m := range n.members {
 			if i > 0 {
-				out = append(out, ',')
+				out = c.add(out, ',')
 			}
-			out, _ = jsontext.AppendQuote(out, m.name)
-			out = append(out, ':')
+			out = c.addName(out, m.name)
 			var err error
-			if out, err = s.elem.check(out, m.value, join(where(path), m.name), false); err != nil {
+			if out, err = c.check(out, s.elem, m.value, join(where(path), m.name), false); err != nil {
 				return nil, err
 			}
 		}
-		return append(out, '}'), nil
+		return c.add(out, '}'), nil
 	case kindEnum:
-		return s.checkEnum(out, n, path)
+		return c.checkEnum(out, s, n, path)
 	case kindOpaque:
 		if n.kind != '{' && n.kind != '[' {
 			return nil, paramsErr("%s: expected an object, got %s", where(path), describe(n))
 		}
-		return appendNode(out, n), nil
+		if c.emit {
+			out = appendNode(out, n)
+		}
+		return out, nil
 	case kindStruct:
 		switch n.kind {
 		case '{':
-			return s.checkObject(out, n, path)
+			return c.checkObject(out, s, n, path)
 		case '[':
-			return s.checkPositional(out, n, path, top)
+			c.rewrite = true
+			return c.checkPositional(out, s, n, path, top)
 		}
 		return mismatch()
 	}
 	return mismatch()
 }
 
-func (s *Shape) checkEnum(out []byte, n *node, path string) ([]byte, error) {
+func (c *checker) checkEnum(out []byte, s *Shape, n *node, path string) ([]byte, error) {
 	name := ""
 	switch {
 	case n.kind == '"':
-		name = n.text
+		name = n.text()
 	case n.kind == '{' && len(n.members) == 1 && n.members[0].value.kind == 'n':
 		// serde's externally tagged form of a unit variant.
 		name = n.members[0].name
+		c.rewrite = true
 	default:
 		return nil, paramsErr("%s: expected %s, got %s", where(path), s.expectation(), describe(n))
 	}
 	for _, v := range s.variants {
 		if v == name {
-			return jsontext.AppendQuote(out, name)
+			if c.emit {
+				out, _ = jsontext.AppendQuote(out, name)
+			}
+			return out, nil
 		}
 	}
 	return nil, unknownVariant(name, s.variants)
@@ -366,14 +412,16 @@ func (s *Shape) checkEnum(out []byte, n *node, path string) ([]byte, error) {
 // checkObject checks members in the order they came (serde reports the
 // first member that does not fit), then the missing ones in declaration
 // order.
-func (s *Shape) checkObject(out []byte, n *node, path string) ([]byte, error) {
+func (c *checker) checkObject(out []byte, s *Shape, n *node, path string) ([]byte, error) {
 	given := make([]*node, len(s.fields))
 	for _, m := range n.members {
 		for i, f := range s.fields {
 			if f.Name == m.name && !f.positional {
 				given[i] = m.value
-				if _, err := f.checkValue(nil, m.value, path); err != nil {
-					return nil, err
+				if !c.emit {
+					if _, err := c.checkValue(nil, f, m.value, path); err != nil {
+						return nil, err
+					}
 				}
 				break
 			}
@@ -384,11 +432,11 @@ func (s *Shape) checkObject(out []byte, n *node, path string) ([]byte, error) {
 			return nil, paramsErr("missing field `%s`", f.Name)
 		}
 	}
-	return s.emit(out, given, path)
+	return c.emitFields(out, s, given, path)
 }
 
 // checkPositional checks a struct sent as an array of its members.
-func (s *Shape) checkPositional(out []byte, n *node, path string, top bool) ([]byte, error) {
+func (c *checker) checkPositional(out []byte, s *Shape, n *node, path string, top bool) ([]byte, error) {
 	if len(n.elems) > len(s.fields) {
 		if top {
 			return nil, paramsErr("invalid length %d, expected fewer elements in array", len(n.elems))
@@ -399,8 +447,10 @@ func (s *Shape) checkPositional(out []byte, n *node, path string, top bool) ([]b
 	given := make([]*node, len(s.fields))
 	for i, e := range n.elems {
 		given[i] = e
-		if _, err := s.fields[i].checkValue(nil, e, path); err != nil {
-			return nil, err
+		if !c.emit {
+			if _, err := c.checkValue(nil, s.fields[i], e, path); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for i := len(n.elems); i < len(s.fields); i++ {
@@ -417,7 +467,7 @@ func (s *Shape) checkPositional(out []byte, n *node, path string, top bool) ([]b
 				where(path), i+1, s.fieldList(), len(n.elems))
 		}
 	}
-	return s.emit(out, given, path)
+	return c.emitFields(out, s, given, path)
 }
 
 func (s *Shape) fieldList() string {
@@ -430,8 +480,12 @@ func (s *Shape) fieldList() string {
 	return strings.Join(names, ", ")
 }
 
-// emit writes the canonical object of the members given.
-func (s *Shape) emit(out []byte, given []*node, path string) ([]byte, error) {
+// emitFields writes the canonical object of the members given: known,
+// present and not null.
+func (c *checker) emitFields(out []byte, s *Shape, given []*node, path string) ([]byte, error) {
+	if !c.emit {
+		return out, nil
+	}
 	out = append(out, '{')
 	first := true
 	for i, f := range s.fields {
@@ -443,10 +497,9 @@ func (s *Shape) emit(out []byte, given []*node, path string) ([]byte, error) {
 			out = append(out, ',')
 		}
 		first = false
-		out, _ = jsontext.AppendQuote(out, f.Name)
-		out = append(out, ':')
+		out = c.addName(out, f.Name)
 		var err error
-		if out, err = f.checkValue(out, v, path); err != nil {
+		if out, err = c.checkValue(out, f, v, path); err != nil {
 			return nil, err
 		}
 	}
@@ -454,7 +507,7 @@ func (s *Shape) emit(out []byte, given []*node, path string) ([]byte, error) {
 }
 
 // checkValue checks one member's value (null only for an Option).
-func (f Field) checkValue(out []byte, v *node, path string) ([]byte, error) {
+func (c *checker) checkValue(out []byte, f Field, v *node, path string) ([]byte, error) {
 	p := join(path, f.Name)
 	if f.positional {
 		p = where(path) + " (last element)"
@@ -465,7 +518,7 @@ func (f Field) checkValue(out []byte, v *node, path string) ([]byte, error) {
 		}
 		return nil, paramsErr("%s: expected %s, got null", p, f.Shape.expectation())
 	}
-	return f.Shape.check(out, v, p, false)
+	return c.check(out, f.Shape, v, p, false)
 }
 
 // parseUint reads a JSON number as serde reads a u64: an integer (-0 is 0)
@@ -486,7 +539,28 @@ func parseUint(text string) (uint64, error) {
 
 // CheckBase64 reports why s is not canonical standard base64 (with
 // padding, no trailing bits set, nothing else), as Codex decodes it.
-func CheckBase64(s string) error {
+func CheckBase64(s string) error { return checkBase64(s) }
+
+// checkBase64String checks a JSON string token holding base64, in place
+// when it has no escapes (base64 needs none). Valid base64, the common
+// case, is recognised by the vectorised decoder, a piece at a time into a
+// small buffer; the byte-by-byte check runs only to word what is wrong.
+func checkBase64String(raw []byte) error {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		b := raw[1 : len(raw)-1]
+		if len(b)%4 == 0 && validBase64Fast(b) {
+			return nil
+		}
+		return checkBase64(b)
+	}
+	s, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return err
+	}
+	return checkBase64(s)
+}
+
+func checkBase64[T string | []byte](s T) error {
 	if len(s)%4 != 0 {
 		for i := 0; i < len(s); i++ {
 			if !isBase64(s[i]) && s[i] != '=' {
@@ -522,9 +596,32 @@ func CheckBase64(s string) error {
 	return nil
 }
 
-func isBase64(c byte) bool {
-	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/'
+// validBase64Fast reports whether b (a multiple of 4 bytes, with no
+// newlines: a JSON string without escapes has none) is strict standard
+// base64.
+func validBase64Fast(b []byte) bool {
+	var dst [3 * 1024]byte
+	for len(b) > 0 {
+		n := min(len(b), 4*1024)
+		if _, err := strictBase64.Decode(dst[:], b[:n]); err != nil {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
 }
+
+var strictBase64 = fastb64.StdEncoding.Strict()
+
+// base64Alphabet marks the bytes of the standard alphabet.
+var base64Alphabet = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
+		t[c] = true
+	}
+	return t
+}()
+
+func isBase64(c byte) bool { return base64Alphabet[c] }
 
 func base64Value(c byte) byte {
 	switch {
@@ -541,11 +638,11 @@ func base64Value(c byte) byte {
 }
 
 // node is a parsed JSON value. Params were already validated by the
-// engine (well-formed, bounded, no duplicate names), so the tree is small
-// and its strings are decoded.
+// engine (well-formed, bounded, no duplicate names). A scalar keeps its
+// bytes as sent, which point into the params (no copy).
 type node struct {
-	kind    byte // n t f 0 " [ {
-	text    string
+	kind    byte   // n t f 0 " [ {
+	raw     []byte // scalars: the token as sent (a string with its quotes)
 	elems   []*node
 	members []member
 }
@@ -555,36 +652,179 @@ type member struct {
 	value *node
 }
 
+// text is a scalar's value: a string unquoted, anything else as sent.
+func (n *node) text() string {
+	if n.kind != '"' {
+		return string(n.raw)
+	}
+	return unquote(n.raw)
+}
+
+// parseNode reads params the engine has already validated. It is a small
+// scanner rather than a full decoder: string ends are found with
+// bytes.IndexByte, so that a large chunk costs about a memchr, and
+// nothing is copied. It still refuses what is not JSON rather than trust
+// its caller.
 func parseNode(raw []byte) (*node, error) {
-	d := jsontext.NewDecoder(bytes.NewReader(raw))
-	n, err := readNode(d)
+	p := &scanner{b: raw}
+	n, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.ReadToken(); err == nil {
+	p.space()
+	if p.i != len(p.b) {
 		return nil, errors.New("trailing data")
 	}
 	return n, nil
 }
 
-func readNode(d *jsontext.Decoder) (*node, error) {
-	switch d.PeekKind() {
+type scanner struct {
+	b []byte
+	i int
+}
+
+var errNotJSON = errors.New("not a JSON value")
+
+func (p *scanner) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *scanner) value(depth int) (*node, error) {
+	if depth > 10000 {
+		return nil, errNotJSON
+	}
+	p.space()
+	if p.i >= len(p.b) {
+		return nil, errNotJSON
+	}
+	switch c := p.b[p.i]; c {
 	case '{', '[':
-		return readComposite(d)
+		return p.composite(c, depth)
+	case '"':
+		raw, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		return &node{kind: '"', raw: raw}, nil
+	case 'n', 't', 'f':
+		for _, lit := range []string{"null", "true", "false"} {
+			if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
+				n := &node{kind: c, raw: p.b[p.i : p.i+len(lit)]}
+				p.i += len(lit)
+				return n, nil
+			}
+		}
+		return nil, errNotJSON
 	}
-	tok, err := d.ReadToken()
+	start := p.i
+	for p.i < len(p.b) && strings.IndexByte("+-.0123456789eE", p.b[p.i]) >= 0 {
+		p.i++
+	}
+	if p.i == start {
+		return nil, errNotJSON
+	}
+	return &node{kind: '0', raw: p.b[start:p.i]}, nil
+}
+
+// str returns a string token, quotes included.
+func (p *scanner) str() ([]byte, error) {
+	start := p.i
+	j := p.i + 1
+	for {
+		k := bytes.IndexByte(p.b[j:], '"')
+		if k < 0 {
+			return nil, errNotJSON
+		}
+		j += k
+		backslashes := 0
+		for b := j - 1; b > start && p.b[b] == '\\'; b-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			p.i = j + 1
+			return p.b[start:p.i], nil
+		}
+		j++
+	}
+}
+
+func (p *scanner) composite(open byte, depth int) (*node, error) {
+	n := &node{kind: open}
+	closer := byte('}')
+	if open == '[' {
+		closer = ']'
+	}
+	p.i++
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == closer {
+		p.i++
+		return n, nil
+	}
+	for {
+		var name string
+		if open == '{' {
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != '"' {
+				return nil, errNotJSON
+			}
+			raw, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			name = unquote(raw)
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return nil, errNotJSON
+			}
+			p.i++
+		}
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if open == '{' {
+			n.members = append(n.members, member{name: name, value: v})
+		} else {
+			n.elems = append(n.elems, v)
+		}
+		p.space()
+		if p.i >= len(p.b) {
+			return nil, errNotJSON
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case closer:
+			p.i++
+			return n, nil
+		default:
+			return nil, errNotJSON
+		}
+	}
+}
+
+// unquote returns a string token's value.
+func unquote(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	s, err := jsontext.AppendUnquote(nil, raw)
 	if err != nil {
-		return nil, err
+		return string(raw)
 	}
-	return scalar(tok), nil
+	return string(s)
 }
 
 // appendNode writes n back as JSON.
 func appendNode(out []byte, n *node) []byte {
 	switch n.kind {
-	case '"':
-		out, _ = jsontext.AppendQuote(out, n.text)
-		return out
 	case '[':
 		out = append(out, '[')
 		for i, e := range n.elems {
@@ -606,52 +846,5 @@ func appendNode(out []byte, n *node) []byte {
 		}
 		return append(out, '}')
 	}
-	return append(out, n.text...)
-}
-
-func scalar(tok jsontext.Token) *node {
-	switch k := tok.Kind(); k {
-	case 'n':
-		return &node{kind: 'n', text: "null"}
-	case 't':
-		return &node{kind: 't', text: "true"}
-	case 'f':
-		return &node{kind: 'f', text: "false"}
-	case '"':
-		return &node{kind: '"', text: tok.String()}
-	default:
-		return &node{kind: '0', text: tok.String()}
-	}
-}
-
-func readComposite(d *jsontext.Decoder) (*node, error) {
-	tok, err := d.ReadToken()
-	if err != nil {
-		return nil, err
-	}
-	n := &node{kind: byte(tok.Kind())}
-	for {
-		switch d.PeekKind() {
-		case '}', ']':
-			_, err := d.ReadToken()
-			return n, err
-		}
-		var name string
-		if n.kind == '{' {
-			t, err := d.ReadToken()
-			if err != nil {
-				return nil, err
-			}
-			name = t.String()
-		}
-		v, err := readNode(d)
-		if err != nil {
-			return nil, err
-		}
-		if n.kind == '{' {
-			n.members = append(n.members, member{name: name, value: v})
-		} else {
-			n.elems = append(n.elems, v)
-		}
-	}
+	return append(out, n.raw...)
 }

@@ -2,6 +2,7 @@ package execproto
 
 import (
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -15,8 +16,9 @@ import (
 
 func TestCheckParamsCanonical(t *testing.T) {
 	for _, c := range []struct{ method, in, want string }{
-		{MethodInitialize, `{"clientName":"p","extra":1}`, `{"clientName":"p"}`},
-		{MethodInitialize, `{"clientName":"p","resumeSessionId":null}`, `{"clientName":"p"}`},
+		// Objects of plain values pass unchanged: Go decodes them alike.
+		{MethodInitialize, `{"clientName":"p","extra":1}`, `{"clientName":"p","extra":1}`},
+		{MethodInitialize, ` {"clientName":"p","resumeSessionId":null} `, `{"clientName":"p","resumeSessionId":null}`},
 		{MethodInitialize, `["probe"]`, `{"clientName":"probe"}`},
 		{MethodInitialize, `["probe",null]`, `{"clientName":"probe"}`},
 		{MethodInitialize, `["probe","sid"]`, `{"clientName":"probe","resumeSessionId":"sid"}`},
@@ -34,7 +36,9 @@ func TestCheckParamsCanonical(t *testing.T) {
 		{MethodFsWalk, `{"path":"file:///","options":[1,2,3,false]}`,
 			`{"path":"file:///","options":{"maxDepth":1,"maxDirectories":2,"maxEntries":3,"followDirectorySymlinks":false}}`},
 		{MethodFsWatchMissing, `[1,[],"file:///"]`, `{"watchId":1,"missing":[]}`},
-		{MethodFsWatchMissing, `{"watchId":1,"missing":[],"sandbox":5}`, `{"watchId":1,"missing":[]}`},
+		{MethodFsWatchMissing, `{"watchId":1,"missing":[],"sandbox":5}`, `{"watchId":1,"missing":[],"sandbox":5}`},
+		// What Go would read otherwise is rewritten.
+		{MethodFsReadBlock, `{"handleId":"h","offset":-0,"len":1,"x":null}`, `{"handleId":"h","offset":0,"len":1}`},
 		{MethodHTTPRequest, `["GET","http://x/",[["A","b"]],null,null,"stop","r",true]`,
 			`{"method":"GET","url":"http://x/","headers":[{"name":"A","value":"b"}],"redirectPolicy":"stop","requestId":"r","streamResponse":true}`},
 		{MethodProcessWrite, `{"processId":"p","chunk":"aGk=","writeId":"w"}`, `{"processId":"p","chunk":"aGk=","writeId":"w"}`},
@@ -150,6 +154,37 @@ func TestCanonicalParamsDecode(t *testing.T) {
 	}
 }
 
+// A large chunk is checked in place: no copy of it is made.
+func TestCheckParamsLargeChunkAllocations(t *testing.T) {
+	chunk := strings.Repeat("QUJD", 1<<16) // 256 KiB of base64
+	raw := jsontext.Value(`{"processId":"p","chunk":"` + chunk + `","writeId":"w"}`)
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := CheckParams(MethodProcessWrite, raw); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 30 {
+		t.Errorf("%v allocations to check a 256 KiB write", allocs)
+	}
+	var ms runtimeMem
+	ms.measure(func() { _, _ = CheckParams(MethodProcessWrite, raw) })
+	if ms.bytes > 64<<10 {
+		t.Errorf("checking a 256 KiB write allocated %d bytes", ms.bytes)
+	}
+}
+
+func BenchmarkCheckParamsLargeWrite(b *testing.B) {
+	chunk := strings.Repeat("QUJD", 1<<14) // 64 KiB of base64
+	raw := jsontext.Value(`{"processId":"p","chunk":"` + chunk + `","writeId":"w"}`)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := CheckParams(MethodProcessWrite, raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func FuzzCheckParams(f *testing.F) {
 	for _, seed := range []string{
 		`{"processId":"p","argv":["a"],"cwd":"file:///","env":{},"tty":false}`,
@@ -167,6 +202,11 @@ func FuzzCheckParams(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		if !jsontext.Value(in).IsValid() {
+			// The engine never passes these on; the scanner must still
+			// refuse them without panicking, or read them as something.
+			for _, m := range methods {
+				_, _ = CheckParams(m, jsontext.Value(in))
+			}
 			return
 		}
 		for _, m := range methods {
@@ -193,4 +233,16 @@ func FuzzCheckParams(f *testing.F) {
 			}
 		}
 	})
+}
+
+// runtimeMem measures the bytes a function allocates.
+type runtimeMem struct{ bytes uint64 }
+
+func (m *runtimeMem) measure(f func()) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	m.bytes = after.TotalAlloc - before.TotalAlloc
 }
