@@ -36,6 +36,11 @@ func printUsage(w io.Writer) {
 	}
 }
 
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "codexd mock-model: %s\n%s(run `codexd mock-model --help` for more)\n", msg, usage[:strings.IndexByte(usage, '\n')+1])
+	return 2
+}
+
 // Main is `codexd mock-model`: it serves until SIGINT or SIGTERM. It
 // returns the exit code: 0, 2 for bad usage (nothing served), 1 when
 // serving failed.
@@ -57,14 +62,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			printUsage(stdout)
 			return 0
 		}
-		fmt.Fprintf(stderr, "codexd mock-model: %v\n", err)
-		printUsage(stderr)
-		return 2
+		return usageError(stderr, err.Error())
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "codexd mock-model: unexpected argument %q\n", fs.Arg(0))
-		printUsage(stderr)
-		return 2
+		return usageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
 	addr := strings.TrimPrefix(strings.TrimPrefix(*listen, "http://"), "tcp://")
 	opts := Options{}
