@@ -23,7 +23,7 @@ var Markers = []struct{ Marker, Does string }{
 	{"MOCK:patch", "asks for apply_patch {input: the message's text after the marker line}, then reports the result"},
 	{"MOCK:plan", "calls update_plan with a three-step plan, then answers"},
 	{"MOCK:error[=STATUS]", "answers HTTP STATUS (default 500) with an API error body"},
-	{"MOCK:429[=SECONDS]", "answers HTTP 429 with Retry-After: SECONDS (default 1)"},
+	{"MOCK:429[=SECONDS]", "answers HTTP 429 with Retry-After: SECONDS (default 1), once: the retry of the same request gets the hello answer"},
 	{"MOCK:fail", "streams response.failed (server_error)"},
 	{"MOCK:cut", "closes the connection in the middle of the answer"},
 	{"MOCK:stall", "sends one delta, then nothing, holding the connection until the client leaves"},

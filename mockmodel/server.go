@@ -3,6 +3,7 @@ package mockmodel
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,9 +33,10 @@ type Server struct {
 
 	mu        sync.Mutex
 	exchanges []*Exchange
-	fired     []int          // how often each rule fired
-	ids       map[string]int // per id prefix
-	arrived   chan struct{}  // closed and replaced when a request arrives
+	fired     []int             // how often each rule fired
+	ids       map[string]int    // per id prefix
+	limited   map[[32]byte]bool // bodies MOCK:429 has refused once
+	arrived   chan struct{}     // closed and replaced when a request arrives
 
 	closing  chan struct{}  // closed by Close, under mu
 	handlers sync.WaitGroup // added to under mu while not closing
@@ -45,7 +47,7 @@ type Server struct {
 
 // New returns a mock model server.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, ids: map[string]int{}, arrived: make(chan struct{}), closing: make(chan struct{})}
+	s := &Server{opts: opts, ids: map[string]int{}, limited: map[[32]byte]bool{}, arrived: make(chan struct{}), closing: make(chan struct{})}
 	if opts.Script != nil {
 		s.fired = make([]int, len(opts.Script.Rules))
 	}
@@ -223,7 +225,19 @@ func (s *Server) choose(req *request) (Response, string) {
 		}
 		s.mu.Unlock()
 	}
-	return builtin(req)
+	resp, label := builtin(req)
+	if label == "MOCK:429" {
+		// Refuse a request once: its retry (the same body) is answered.
+		sum := sha256.Sum256(req.body)
+		s.mu.Lock()
+		again := s.limited[sum]
+		s.limited[sum] = true
+		s.mu.Unlock()
+		if again {
+			return textResponse(HelloText, 3), "MOCK:429 (retried)"
+		}
+	}
+	return resp, label
 }
 
 func firstLine(s string) string {

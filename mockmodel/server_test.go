@@ -189,6 +189,10 @@ func TestHTTPErrors(t *testing.T) {
 		!strings.Contains(e.Error.Message, "try again in 7s") {
 		t.Fatalf("%d %v %s", r.status, r.header, r.body)
 	}
+	// The retry of the same request is answered.
+	if r := post(t, url, body("m", nil, user("MOCK:429=7"))); r.status != 200 || r.text() != HelloText {
+		t.Fatalf("retry after 429: %d %q", r.status, r.text())
+	}
 	r = post(t, url, body("m", nil, user("ms please")))
 	if r.status != 503 || r.header.Get("Retry-After-Ms") != "1500" || !strings.Contains(r.body, `"message":"busy"`) {
 		t.Fatalf("%d %v %s", r.status, r.header, r.body)

@@ -165,7 +165,20 @@ func TestMockMarkers(t *testing.T) {
 		t.Fatalf("MOCK:error: %v", err)
 	}
 
-	s, err := c.Stream(ctx, userTurn("MOCK:fail"))
+	// MOCK:429 refuses once; the retry, after the Retry-After, gets through.
+	p429 := p
+	p429.RequestMaxRetries = 1
+	var retries []Retry
+	c429 := client(t, p429, Options{OnRetry: func(r Retry) { retries = append(retries, r) }})
+	s, err := c429.Stream(ctx, userTurn("MOCK:429=3"))
+	if err != nil || len(retries) != 1 || retries[0].Delay != 3_000_000_000 {
+		t.Fatalf("MOCK:429: %v, retries %+v", err, retries)
+	}
+	if _, end := collect(s); end != io.EOF {
+		t.Fatalf("MOCK:429 retry: %v", end)
+	}
+
+	s, err = c.Stream(ctx, userTurn("MOCK:fail"))
 	if err != nil {
 		t.Fatal(err)
 	}
