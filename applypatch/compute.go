@@ -180,7 +180,7 @@ func (o *overlay) peek(ctx context.Context, path string) (*string, error) {
 // is a file, on disk or as an earlier hunk leaves it. Apply writes in patch
 // order, so without this check the hunks before it would already be written
 // when the write failed. An ancestor that an earlier hunk removed, or that
-// is missing, will be created.
+// is missing, will be created; the nearest one that exists decides.
 func (o *overlay) checkParents(ctx context.Context, path string) error {
 	for dir := filepath.Dir(path); !o.dirs[dir]; dir = filepath.Dir(dir) {
 		if s, ok := o.files[dir]; ok {
@@ -188,14 +188,13 @@ func (o *overlay) checkParents(ctx context.Context, path string) error {
 				return writeVerifyError(path, syscall.ENOTDIR)
 			}
 		} else {
-			info, err := o.fs.Stat(ctx, dir)
-			switch {
-			case err == nil && info.IsDir:
-				return nil
-			case err == nil:
+			// Missing, or unreadable (ENOTDIR, maybe only as text from a
+			// remote FS): the answer is further up, where a path exists.
+			if info, err := o.fs.Stat(ctx, dir); err == nil {
+				if info.IsDir {
+					return nil
+				}
 				return writeVerifyError(path, syscall.ENOTDIR)
-			case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
-				return nil // not ours to judge: Apply reports what the FS says
 			}
 		}
 		if dir == filepath.Dir(dir) {

@@ -3,6 +3,7 @@ package applypatch
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -79,5 +80,29 @@ func TestComputeAllowsDirectoriesWhereAFileWasDeleted(t *testing.T) {
 	}
 	if got, want := readTree(t, dir), "exists/b.txt=b\n\nfresh/c.txt=c\n\ngone/now/a.txt=a\n"; got != want {
 		t.Fatalf("files\n%s\nwant\n%s", got, want)
+	}
+}
+
+// opaqueFS reports errors other than a missing path as bare text, as an FS
+// across the wire may (the core's exec-server FS does).
+type opaqueFS struct{ LocalFS }
+
+func (o opaqueFS) Stat(ctx context.Context, path string) (FileInfo, error) {
+	info, err := o.LocalFS.Stat(ctx, path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err = errors.New("remote: " + err.Error())
+	}
+	return info, err
+}
+
+func TestComputeRefusesWritesUnderAFileThroughAnOpaqueFS(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("f\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Compute(context.Background(), opaqueFS{}, dir, mustParse(t, wrap("*** Add File: ok.txt\n+1\n*** Add File: file/sub/b.txt\n+x")))
+	var ve *VerifyError
+	if !errors.As(err, &ve) || !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("Compute: %v, want a refusal", err)
 	}
 }
