@@ -3,7 +3,8 @@
 //
 //   - read-only: read (and execute) everywhere, write nowhere but a few
 //     harmless devices (/dev/null, /dev/zero, /dev/full, /dev/tty,
-//     /dev/random, /dev/urandom); no network unless NetworkAccess.
+//     /dev/random, /dev/urandom) and the terminal its stdio is on, if any;
+//     no network unless NetworkAccess.
 //   - workspace-write: read-only, plus writes under the workspace (the
 //     policy's cwd), the extra WritableRoots, /tmp (and /dev/shm) unless
 //     ExcludeSlashTmp, and $TMPDIR unless ExcludeTmpdirEnvVar; no network

@@ -164,6 +164,23 @@ func rulesetConfig(p Policy, abi int) landlock.Config {
 	return cfg
 }
 
+// stdioTerminals are the terminals that stdin, stdout and stderr are
+// (/dev/pts/N under exec_command's tty). The command writes to them through
+// those descriptors anyway; by name (`> /dev/stderr` opens /dev/pts/N) it
+// needs a rule.
+func stdioTerminals() []string {
+	var out []string
+	for fd := range 3 {
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+			continue
+		}
+		if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil && strings.HasPrefix(p, "/dev/pts/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // confine restricts the calling (locked) thread: no_new_privs, the Landlock
 // ruleset for p, no capabilities, and the network seccomp filter unless p
 // allows network.
@@ -180,6 +197,9 @@ func confine(p Policy, abi int, env []string) error {
 		landlock.RODirs("/"),
 		landlock.RWFiles(writableDevices...).IgnoreIfMissing(),
 		landlock.RWFiles("/dev/tty").WithIoctlDev().IgnoreIfMissing(),
+	}
+	if ttys := stdioTerminals(); len(ttys) > 0 {
+		rules = append(rules, landlock.RWFiles(ttys...).WithIoctlDev().IgnoreIfMissing())
 	}
 	cwd := filepath.Clean(p.Cwd)
 	getenv := func(k string) string { return envValue(env, k) }

@@ -1,8 +1,13 @@
 package sandbox
 
 import (
+	"io"
+	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/creack/pty"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -54,5 +59,32 @@ func TestRulesetConfig(t *testing.T) {
 				t.Errorf("ABI %d, network access %v: abstract sockets scoped %v", abi, p.NetworkAccess, !wantScoped)
 			}
 		}
+	}
+}
+
+// A command on a terminal (exec_command with tty) writes to it by name too:
+// `echo error > /dev/stderr` opens /dev/pts/N, its own terminal.
+func TestOwnTerminalIsWritableByName(t *testing.T) {
+	needLandlock(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	wrapped, err := Wrap(workspacePolicy(t.TempDir()), []string{"sh", "-c", "echo by-name > /dev/stderr && echo ok > /dev/stdout"}, self(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(wrapped[0], wrapped[1:]...)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	out, _ := io.ReadAll(ptmx) // EIO once the command, the last holder of the tty, exits
+	if err := cmd.Wait(); err != nil || !strings.Contains(string(out), "by-name") || !strings.Contains(string(out), "ok") {
+		t.Fatalf("%v: %q", err, out)
 	}
 }
