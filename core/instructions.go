@@ -1,0 +1,210 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/core/tools"
+)
+
+// instructionsOpts are a thread's own instructions.
+type instructionsOpts struct {
+	base      *string // replaces baseInstructions
+	developer *string // appended
+}
+
+// baseInstructions tell the model who it is and how to use its tools.
+const baseInstructions = `You are a coding agent running in codexd, a terminal-based coding assistant. You help the user with software engineering tasks in the repository at the working directory: you read code, run commands, edit files and explain what you did.
+
+How you work:
+- Use exec_command to run shell commands (prefer rg to search). A command that is still running when its wait ends keeps running: continue it with write_stdin and the session ID you were given.
+- Edit files with apply_patch (a patch between "*** Begin Patch" and "*** End Patch"), never by echoing into files.
+- For work of several steps, keep a short plan with update_plan and mark steps as you finish them.
+- Commands run in a sandbox whose limits the environment context gives. When a command needs more, ask for escalation (sandbox_permissions "require_escalated" with a justification) if the approval policy allows it; otherwise explain what the user should run.
+- Keep going until the request is fully handled, then answer briefly: what you changed, and what the user should check. Do not print whole files the user can open.
+- Follow the AGENTS.md instructions of the repository: a file's instructions apply to the directory tree it sits in, and deeper files win.`
+
+// projectDocMaxBytes bounds the AGENTS.md text included (Codex's
+// project_doc_max_bytes default).
+const projectDocMaxBytes = 32 * 1024
+
+// projectDocSeparator joins $CODEX_HOME/AGENTS.md and the project's docs, as
+// Codex does.
+const projectDocSeparator = "\n\n--- project-doc ---\n\n"
+
+// agentsInstructions returns the user's instructions: $CODEX_HOME/AGENTS.md
+// (or AGENTS.override.md), then every AGENTS.md (or AGENTS.override.md)
+// from the repository root (the nearest ancestor holding .git) down to cwd,
+// or cwd's alone outside a repository, as Codex's project_doc does.
+func agentsInstructions(codexHome, cwd string) string {
+	var out strings.Builder
+	if codexHome != "" {
+		for _, name := range []string{"AGENTS.override.md", "AGENTS.md"} {
+			if b, err := os.ReadFile(filepath.Join(codexHome, name)); err == nil && strings.TrimSpace(string(b)) != "" {
+				out.WriteString(strings.TrimSpace(string(b)))
+				break
+			}
+		}
+	}
+	docs := projectDocs(cwd)
+	if docs != "" {
+		if out.Len() > 0 {
+			out.WriteString(projectDocSeparator)
+		}
+		out.WriteString(docs)
+	}
+	return out.String()
+}
+
+func projectDocs(cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	dir, err := filepath.Abs(cwd)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	chain := []string{dir}
+	root := ""
+	for cur := dir; ; {
+		if _, err := os.Lstat(filepath.Join(cur, ".git")); err == nil {
+			root = cur
+			break
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			break
+		}
+		chain = append(chain, parent)
+		cur = parent
+	}
+	var dirs []string
+	if root == "" {
+		dirs = []string{dir}
+	} else {
+		for i := len(chain) - 1; i >= 0; i-- {
+			if len(dirs) == 0 && chain[i] != root {
+				continue
+			}
+			dirs = append(dirs, chain[i])
+		}
+	}
+	remaining := projectDocMaxBytes
+	var parts []string
+	for _, d := range dirs {
+		if remaining <= 0 {
+			break
+		}
+		for _, name := range []string{"AGENTS.override.md", "AGENTS.md"} {
+			b, err := os.ReadFile(filepath.Join(d, name))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				break
+			}
+			if len(b) > remaining {
+				b = b[:remaining]
+			}
+			if strings.TrimSpace(string(b)) != "" {
+				parts = append(parts, string(b))
+				remaining -= len(b)
+			}
+			break
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// environmentContext describes where and how commands run.
+func environmentContext(s agent.Settings, shell string) string {
+	var b strings.Builder
+	b.WriteString("<environment_context>\n")
+	fmt.Fprintf(&b, "  <cwd>%s</cwd>\n", s.Cwd)
+	fmt.Fprintf(&b, "  <approval_policy>%s</approval_policy>\n", s.Approval)
+	fmt.Fprintf(&b, "  <sandbox_mode>%s</sandbox_mode>\n", s.Sandbox.Mode)
+	if s.Sandbox.Mode == agent.SandboxWorkspaceWrite || s.Sandbox.Mode == agent.SandboxReadOnly {
+		net := "restricted"
+		if s.Sandbox.NetworkAccess {
+			net = "enabled"
+		}
+		fmt.Fprintf(&b, "  <network_access>%s</network_access>\n", net)
+	}
+	if len(s.Sandbox.WritableRoots) > 0 {
+		b.WriteString("  <writable_roots>\n")
+		for _, r := range s.Sandbox.WritableRoots {
+			fmt.Fprintf(&b, "    <root>%s</root>\n", r)
+		}
+		b.WriteString("  </writable_roots>\n")
+	}
+	fmt.Fprintf(&b, "  <shell>%s</shell>\n", filepath.Base(shell))
+	b.WriteString("</environment_context>")
+	return b.String()
+}
+
+// buildRequest assembles the model request: the instructions as developer
+// messages (base instructions, then the AGENTS.md instructions), the
+// environment context, then the thread's history.
+func (tr *turn) buildRequest() *prompt.Request {
+	t := tr.t
+	s := tr.settings
+	t.mu.Lock()
+	base := t.base
+	t.mu.Unlock()
+
+	instr := baseInstructions
+	if base.base != nil {
+		instr = *base.base
+	}
+	if base.developer != nil && *base.developer != "" {
+		instr += "\n\n" + *base.developer
+	}
+	input := []prompt.Item{prompt.Message("developer", instr)}
+	if docs := agentsInstructions(t.core.cfg.CodexHome, s.Cwd); docs != "" {
+		input = append(input, prompt.Message("developer",
+			fmt.Sprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n</INSTRUCTIONS>", s.Cwd, docs)))
+	}
+	input = append(input, prompt.Message("user", environmentContext(s, t.exec.shell())))
+	input = append(input, t.historySnapshot()...)
+
+	req := &prompt.Request{
+		Model:             s.Model,
+		Input:             input,
+		Tools:             tools.Specs(t.core.toolOptions(s)),
+		ToolChoice:        "auto",
+		ParallelToolCalls: true,
+		Store:             false,
+		Stream:            true,
+		Include:           []string{"reasoning.encrypted_content"},
+		PromptCacheKey:    t.id,
+		ServiceTier:       s.ServiceTier,
+		ThreadID:          t.id,
+		TurnID:            tr.id,
+		Originator:        t.originator(),
+	}
+	summary := s.ReasoningSummary
+	if summary == "" {
+		summary = "auto"
+	}
+	if summary != "none" || s.ReasoningEffort != "" {
+		req.Reasoning = &prompt.Reasoning{Effort: s.ReasoningEffort}
+		if summary != "none" {
+			req.Reasoning.Summary = summary
+		}
+	}
+	if len(tr.outputSchema) > 0 {
+		req.Text = &prompt.TextControls{Format: &prompt.TextFormat{
+			Type: "json_schema", Name: "codex_output_schema", Strict: true, Schema: tr.outputSchema,
+		}}
+	}
+	return req
+}

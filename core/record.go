@@ -1,0 +1,101 @@
+package core
+
+import (
+	"sync"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
+)
+
+// recorder persists a thread: its events and its model history, appended
+// in order, flushed to disk at turn boundaries.
+type recorder interface {
+	Event(ev agent.Event)
+	Items(items []prompt.Item)
+	Sync() error
+	Close() error
+}
+
+// nopRecorder keeps nothing (an ephemeral thread, or no store).
+type nopRecorder struct{}
+
+func (nopRecorder) Event(agent.Event)   {}
+func (nopRecorder) Items([]prompt.Item) {}
+func (nopRecorder) Sync() error         { return nil }
+func (nopRecorder) Close() error        { return nil }
+
+// turnBuilder rebuilds a thread's turns from its events, as a client sees
+// them: ItemStarted and ItemCompleted upsert an item by id, TurnCompleted
+// closes the turn.
+type turnBuilder struct {
+	mu    sync.Mutex
+	turns []agent.Turn
+}
+
+func (b *turnBuilder) apply(ev agent.Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch m := ev.Msg.(type) {
+	case agent.TurnStarted:
+		b.turns = append(b.turns, agent.Turn{ID: ev.TurnID, Status: agent.TurnStatusInProgress, StartedAt: m.StartedAt})
+	case agent.ItemStarted:
+		b.upsert(ev.TurnID, m.Item)
+	case agent.ItemCompleted:
+		b.upsert(ev.TurnID, m.Item)
+	case agent.TurnCompleted:
+		if t := b.find(ev.TurnID); t != nil {
+			t.Status = m.Status
+			t.Error = m.Error
+			t.CompletedAt = m.CompletedAt
+		}
+	}
+}
+
+func (b *turnBuilder) find(id string) *agent.Turn {
+	for i := len(b.turns) - 1; i >= 0; i-- {
+		if b.turns[i].ID == id {
+			return &b.turns[i]
+		}
+	}
+	return nil
+}
+
+func (b *turnBuilder) upsert(turnID string, it agent.Item) {
+	t := b.find(turnID)
+	if t == nil {
+		return
+	}
+	for i, old := range t.Items {
+		if old.ItemID() == it.ItemID() {
+			t.Items[i] = it
+			return
+		}
+	}
+	t.Items = append(t.Items, it)
+}
+
+// completed returns a copy of the turns that ended.
+func (b *turnBuilder) completed() []agent.Turn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []agent.Turn
+	for _, t := range b.turns {
+		if t.Status != agent.TurnStatusInProgress {
+			t.Items = append([]agent.Item(nil), t.Items...)
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// all returns a copy of every turn.
+func (b *turnBuilder) all() []agent.Turn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]agent.Turn, len(b.turns))
+	for i, t := range b.turns {
+		t.Items = append([]agent.Item(nil), t.Items...)
+		out[i] = t
+	}
+	return out
+}

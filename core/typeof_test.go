@@ -1,0 +1,5 @@
+package core
+
+import "fmt"
+
+func fmtTypeOf(v any) string { return fmt.Sprintf("%T", v) }
