@@ -55,6 +55,10 @@ type Config struct {
 	Sandbox Sandbox
 	// Shell is the shell commands run with (default /bin/bash).
 	Shell string
+	// NoLoginShell runs commands with `-c` instead of `-lc` unless the
+	// model asks for a login shell (Codex's default is -lc; a login shell
+	// can take a second or more to start).
+	NoLoginShell bool
 	// ApplyPatchTool offers the apply_patch tool (a model can always send
 	// a patch through exec_command).
 	ApplyPatchTool bool

@@ -25,6 +25,8 @@ type fakeModel struct {
 	responses []fakeResponse
 	requests  []*prompt.Request
 	reqs      chan *prompt.Request
+	// next, when set, answers requests once responses run out.
+	next func(req *prompt.Request) fakeResponse
 }
 
 type fakeResponse struct {
@@ -53,6 +55,8 @@ func (f *fakeModel) Stream(ctx context.Context, req *prompt.Request, onRetry fun
 	if len(f.responses) > 0 {
 		r = f.responses[0]
 		f.responses = f.responses[1:]
+	} else if f.next != nil {
+		r = f.next(req)
 	} else {
 		r = fakeResponse{err: &prompt.Error{Message: "fake model: no more responses", Info: "other"}}
 	}
@@ -180,6 +184,7 @@ func newHarness(t *testing.T, model *fakeModel, mod func(*Config)) *harness {
 			return execclient.NewInProcess(ctx, srv, execclient.Options{})
 		},
 		Sandbox:        passSandbox{},
+		NoLoginShell:   true,
 		ApplyPatchTool: true,
 	}
 	if mod != nil {

@@ -33,9 +33,13 @@ func (tr *turn) execCommand(callID, raw string) string {
 	if shell == "" {
 		shell = tr.t.exec.shell()
 	}
-	flag := "-lc"
-	if a.Login != nil && !*a.Login {
-		flag = "-c"
+	login := !tr.t.core.cfg.NoLoginShell
+	if a.Login != nil {
+		login = *a.Login
+	}
+	flag := "-c"
+	if login {
+		flag = "-lc"
 	}
 	argv := []string{shell, flag, a.Cmd}
 
@@ -132,9 +136,15 @@ func (tr *turn) askExec(x *execCall, reason string, amendment []string, sandboxR
 		tr.t.mu.Unlock()
 		return "aborted", false
 	case agent.RequestFailed:
+		if sandboxRetry {
+			return "", false // the caller completes the item with the failed run
+		}
 		complete(agent.ItemStatusFailed)
 		return tools.Rejected(tools.ExecCommand, tools.ReasonApprovalFailed), false
 	default: // Decline
+		if sandboxRetry {
+			return "", false
+		}
 		complete(agent.ItemStatusDeclined)
 		return tools.Rejected(tools.ExecCommand, tools.ReasonRejectedByUser), false
 	}
@@ -157,7 +167,8 @@ func (tr *turn) runCommand(x *execCall) string {
 	it.ProcessID = strconv.Itoa(id)
 	it.Source = "unifiedExecStartup"
 	if !x.started {
-		tr.emit(agent.ItemStarted{Item: it})
+		c := *it
+		tr.emit(agent.ItemStarted{Item: &c})
 		x.started = true
 	}
 	start := time.Now()
@@ -165,9 +176,10 @@ func (tr *turn) runCommand(x *execCall) string {
 	if err != nil {
 		t.exec.release(id)
 		msg := err.Error()
-		it.Status = agent.ItemStatusFailed
-		it.Output = &msg
-		tr.emit(agent.ItemCompleted{Item: it})
+		c := *it
+		c.Status = agent.ItemStatusFailed
+		c.Output = &msg
+		tr.emit(agent.ItemCompleted{Item: &c})
 		return fmt.Sprintf("exec_command failed: CreateProcess { message: %q }", msg)
 	}
 	p.attach(tr.outputSink(x.callID))
@@ -203,7 +215,9 @@ func (tr *turn) runCommand(x *execCall) string {
 	return res.Text()
 }
 
-func (tr *turn) completeExec(it *agent.CommandExecution, code int, output string, d time.Duration, denied bool) {
+func (tr *turn) completeExec(orig *agent.CommandExecution, code int, output string, d time.Duration, denied bool) {
+	c := *orig
+	it := &c
 	it.Status = agent.ItemStatusCompleted
 	if code != 0 {
 		it.Status = agent.ItemStatusFailed
