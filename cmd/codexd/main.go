@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,10 +22,11 @@ import (
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/execserver/httpreq"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/rpcserve"
 )
 
 const usage = `usage:
-  codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--session-ttl D]
+  codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--insecure-no-auth] [--session-ttl D]
   codexd exec [--server ws://HOST:PORT] [--tty] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]
 `
 
@@ -62,6 +64,7 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	var roots multiFlag
 	fs.Var(&roots, "root", "confine fs paths and process cwd to `DIR` (repeatable)")
 	tokenFile := fs.String("auth-token-file", "", "require this bearer token on WebSocket upgrades")
+	insecureNoAuth := fs.Bool("insecure-no-auth", false, "allow a ws:// listener on an address other than loopback without --auth-token-file")
 	ttl := fs.Duration("session-ttl", execserver.DefaultSessionTTL, "how long a detached session keeps its processes")
 	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in bytes")
 	httpTimeout := fs.Duration("http-timeout", execserver.DefaultHTTPTimeout, "timeout of an http/request that names none")
@@ -74,10 +77,10 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "codexd exec-server:", err)
 		return 2
 	}
-	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage,
+	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage, InsecureNoAuth: *insecureNoAuth,
 		HTTP: httpreq.Config{DefaultTimeout: *httpTimeout, MaxBodyBytes: *httpMaxBody}}
 	if *tokenFile != "" {
-		if cfg.AuthToken, err = execserver.ReadAuthToken(*tokenFile); err != nil {
+		if cfg.AuthToken, err = rpcserve.ReadAuthToken(*tokenFile); err != nil {
 			fmt.Fprintln(stderr, "codexd exec-server:", err)
 			return 2
 		}
@@ -92,6 +95,9 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	defer stop()
 	if err := execserver.Run(ctx, cfg, addr, stdin, stdout); err != nil {
 		fmt.Fprintln(stderr, "codexd exec-server:", err)
+		if errors.Is(err, rpcserve.ErrNoAuth) {
+			return 2
+		}
 		return 1
 	}
 	return 0
