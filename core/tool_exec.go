@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/applypatch"
 	"github.com/codexd/codexd/core/safety"
 	"github.com/codexd/codexd/core/tools"
 )
@@ -43,9 +44,14 @@ func (tr *turn) execCommand(callID, raw string) string {
 	}
 	argv := []string{shell, flag, a.Cmd}
 
-	// A patch sent through the shell is the same file change as apply_patch.
-	if text, dir, ok := interceptPatch(argv, cwd); ok {
-		return tr.applyPatch(callID, text, dir)
+	// A patch sent through the shell is the same file change as apply_patch,
+	// with the same approval and diff.
+	inv, err := applypatch.Intercept(argv)
+	if err != nil {
+		return tools.PatchVerifyFailedText + err.Error()
+	}
+	if inv != nil {
+		return tr.applyInvocation(callID, inv, cwd)
 	}
 
 	x := &execCall{
