@@ -11,6 +11,9 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
-require github.com/segmentio/asm v1.2.1
+require (
+	github.com/landlock-lsm/go-landlock v0.11.2
+	github.com/segmentio/asm v1.2.1
+)
 
-require github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+require kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
