@@ -14,10 +14,15 @@ import (
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/sandbox"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Sandboxed commands re-execute this test binary as the Landlock helper.
+	sandbox.RunHelperIfRequested()
+	goleak.VerifyTestMain(m)
+}
 
 // fakeModel serves scripted responses in order and records the requests.
 type fakeModel struct {

@@ -14,9 +14,9 @@ type Sandbox interface {
 	// Available reports why the sandbox cannot confine commands here (nil
 	// when it can).
 	Available() error
-	// Wrap returns the argv that runs argv under policy, with cwd as the
-	// command's working directory (the workspace root of workspace-write).
-	Wrap(policy agent.SandboxPolicy, cwd string, argv []string) ([]string, error)
+	// Wrap returns the argv that runs argv under policy, with workspace
+	// (the thread's cwd) as the directory workspace-write may write under.
+	Wrap(policy agent.SandboxPolicy, workspace string, argv []string) ([]string, error)
 	// Denied guesses whether a failed command failed because the sandbox
 	// denied it.
 	Denied(exitCode int, output string) bool

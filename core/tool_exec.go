@@ -162,7 +162,7 @@ func (tr *turn) runCommand(x *execCall) string {
 	s := tr.settings
 	argv := x.argv
 	if x.sandboxed {
-		wrapped, err := t.core.sandbox.Wrap(s.Sandbox, x.cwd, argv)
+		wrapped, err := t.core.sandbox.Wrap(s.Sandbox, s.Cwd, argv)
 		if err != nil {
 			return fmt.Sprintf("exec_command failed: %v", err)
 		}
