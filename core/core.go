@@ -28,6 +28,7 @@ import (
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
 	"github.com/codexd/codexd/execclient"
+	"github.com/codexd/codexd/store"
 )
 
 // Config configures a Core.
@@ -70,7 +71,10 @@ type Config struct {
 	CliVersion string
 	// ConfigFile is the config.toml that was read, if any.
 	ConfigFile string
-	Logger     *slog.Logger
+	// Store keeps threads (rollouts and their index); nil keeps nothing,
+	// as if every thread were ephemeral. The core closes it in Close.
+	Store  store.Store
+	Logger *slog.Logger
 }
 
 // Provider is a model provider.
@@ -205,8 +209,22 @@ func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent
 		Cwd: s.Cwd, Source: opts.Source, ThreadSource: opts.ThreadSource, CliVersion: c.cfg.CliVersion,
 		CreatedAt: now, UpdatedAt: now,
 	}
-	t, err := c.load(info, s, nil, nil, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, nopRecorder{})
+	var rec recorder = nopRecorder{}
+	if c.cfg.Store != nil && !opts.Ephemeral {
+		w, err := c.cfg.Store.Create(ctx, store.ThreadMeta{
+			ID: info.ID, CreatedAt: now, Source: opts.Source, ThreadSource: opts.ThreadSource,
+			Originator: opts.Originator, CliVersion: c.cfg.CliVersion, Settings: s,
+			BaseInstructions: opts.BaseInstructions, DeveloperInstructions: opts.DeveloperInstructions,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("creating the thread's rollout: %w", err)
+		}
+		info.Path = w.Path()
+		rec = storeRecorder{w: w, log: c.log.With("thread", info.ID)}
+	}
+	t, err := c.load(info, s, nil, nil, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, rec)
 	if err != nil {
+		rec.Close()
 		return nil, err
 	}
 	return &agent.Loaded{Thread: t, Info: t.snapshotInfo()}, nil
@@ -259,12 +277,57 @@ func (c *Core) ResumeThread(ctx context.Context, id string, o agent.Overrides) (
 	if t := c.loaded(id); t != nil {
 		return t.loadedView(), nil
 	}
-	return nil, agent.ErrThreadNotFound
+	if c.cfg.Store == nil {
+		return nil, agent.ErrThreadNotFound
+	}
+	st, w, err := c.cfg.Store.Resume(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return c.loadStored(st, w, o)
+}
+
+// loadStored loads a thread rebuilt by the store.
+func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides) (*agent.Loaded, error) {
+	s := o.Apply(st.Settings)
+	log := c.log.With("thread", st.Info.ID)
+	rec := storeRecorder{w: w, log: log}
+	info := st.Info
+	info.Path = w.Path()
+	t, err := c.load(info, s, decodeHistory(st.History, log), st.Turns,
+		instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}, st.Meta.Originator, rec)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	t.usage = st.Usage
+	if !o.IsZero() {
+		t.q.push("", agent.SettingsUpdated{Settings: s})
+	}
+	return t.loadedView(), nil
 }
 
 // ForkThread copies a thread's history into a new thread.
 func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOptions) (*agent.Loaded, error) {
 	src := c.loaded(id)
+	if c.cfg.Store != nil && !opts.Ephemeral && (src == nil || src.materialized()) {
+		if src != nil {
+			_ = src.rec.Sync()
+		}
+		base := c.cfg.Settings
+		if src != nil {
+			base = src.Settings()
+		}
+		st, w, err := c.cfg.Store.Fork(ctx, id, store.ThreadMeta{
+			ID: newUUIDv7(), Source: opts.Source, ThreadSource: opts.ThreadSource, Originator: opts.Originator,
+			CliVersion: c.cfg.CliVersion, Settings: opts.Overrides.Apply(base),
+			BaseInstructions: opts.BaseInstructions, DeveloperInstructions: opts.DeveloperInstructions,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return c.loadStored(st, w, opts.Overrides)
+	}
 	if src == nil {
 		return nil, agent.ErrThreadNotFound
 	}
@@ -297,35 +360,77 @@ func (c *Core) ReadThread(ctx context.Context, id string, includeTurns bool) (ag
 		}
 		return t.snapshotInfo(), turns, nil
 	}
-	return agent.ThreadInfo{}, nil, agent.ErrThreadNotFound
+	if c.cfg.Store == nil {
+		return agent.ThreadInfo{}, nil, agent.ErrThreadNotFound
+	}
+	if !includeTurns {
+		info, err := c.cfg.Store.Info(ctx, id)
+		return info, nil, err
+	}
+	st, err := c.cfg.Store.Read(ctx, id)
+	if err != nil {
+		return agent.ThreadInfo{}, nil, err
+	}
+	return st.Info, st.Turns, nil
 }
 
 // ListThreads pages through stored threads.
 func (c *Core) ListThreads(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage, error) {
-	return agent.ThreadPage{}, nil
+	if c.cfg.Store == nil {
+		return agent.ThreadPage{}, nil
+	}
+	c.syncLoaded()
+	return c.cfg.Store.List(ctx, q)
+}
+
+// syncLoaded brings the index up to date with loaded threads.
+func (c *Core) syncLoaded() {
+	c.mu.Lock()
+	threads := make([]*thread, 0, len(c.threads))
+	for _, t := range c.threads {
+		threads = append(threads, t)
+	}
+	c.mu.Unlock()
+	for _, t := range threads {
+		_ = t.rec.Sync()
+	}
 }
 
 // ArchiveThread hides a stored thread from the default listing.
 func (c *Core) ArchiveThread(ctx context.Context, id string) error {
-	return agent.ErrThreadNotFound
+	if c.cfg.Store == nil {
+		return agent.ErrThreadNotFound
+	}
+	if t := c.loaded(id); t != nil {
+		_ = t.rec.Sync()
+	}
+	return c.cfg.Store.Archive(ctx, id)
 }
 
 // UnarchiveThread brings an archived thread back.
 func (c *Core) UnarchiveThread(ctx context.Context, id string) (agent.ThreadInfo, error) {
-	return agent.ThreadInfo{}, agent.ErrThreadNotFound
+	if c.cfg.Store == nil {
+		return agent.ThreadInfo{}, agent.ErrThreadNotFound
+	}
+	return c.cfg.Store.Unarchive(ctx, id)
 }
 
 // SetThreadName names a thread.
 func (c *Core) SetThreadName(ctx context.Context, id, name string) error {
 	t := c.loaded(id)
 	if t == nil {
-		return agent.ErrThreadNotFound
+		if c.cfg.Store == nil {
+			return agent.ErrThreadNotFound
+		}
+		return c.cfg.Store.SetName(ctx, id, name)
 	}
 	t.mu.Lock()
 	t.info.Name = name
 	t.mu.Unlock()
+	// The event reaches the rollout through the thread's writer; Sync
+	// updates the index.
 	t.q.push("", agent.ThreadNameUpdated{Name: name})
-	return nil
+	return t.rec.Sync()
 }
 
 // Models lists the models a client may pick.
@@ -371,14 +476,24 @@ func (c *Core) Close() error {
 		<-t.q.done
 	}
 	c.stop()
+	var errs []error
+	if c.cfg.Store != nil {
+		errs = append(errs, c.cfg.Store.Close())
+	}
 	c.execMu.Lock()
 	defer c.execMu.Unlock()
 	if c.execClient != nil {
-		err := c.execClient.Close()
+		errs = append(errs, c.execClient.Close())
 		c.execClient = nil
-		return err
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// materialized reports whether the thread has a user message yet.
+func (t *thread) materialized() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.info.Materialized
 }
 
 // thread helpers that need the core.

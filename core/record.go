@@ -1,17 +1,20 @@
 package core
 
 import (
+	"encoding/json"
+	"log/slog"
 	"sync"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/store"
 )
 
 // recorder persists a thread: its events and its model history, appended
 // in order, flushed to disk at turn boundaries.
 type recorder interface {
 	Event(ev agent.Event)
-	Items(items []prompt.Item)
+	Items(turnID string, items []prompt.Item)
 	Sync() error
 	Close() error
 }
@@ -19,10 +22,59 @@ type recorder interface {
 // nopRecorder keeps nothing (an ephemeral thread, or no store).
 type nopRecorder struct{}
 
-func (nopRecorder) Event(agent.Event)   {}
-func (nopRecorder) Items([]prompt.Item) {}
-func (nopRecorder) Sync() error         { return nil }
-func (nopRecorder) Close() error        { return nil }
+func (nopRecorder) Event(agent.Event)           {}
+func (nopRecorder) Items(string, []prompt.Item) {}
+func (nopRecorder) Sync() error                 { return nil }
+func (nopRecorder) Close() error                { return nil }
+
+// storeRecorder appends to a store.Writer. A failed append is logged and
+// never stops the turn: the conversation goes on, and the warning says what
+// was not kept.
+type storeRecorder struct {
+	w   store.Writer
+	log *slog.Logger
+}
+
+func (r storeRecorder) Event(ev agent.Event) {
+	if !store.Kept(ev.Msg) {
+		return
+	}
+	if err := r.w.Append(store.EventRecord(ev)); err != nil {
+		r.log.Warn("appending to the rollout", "err", err)
+	}
+}
+
+func (r storeRecorder) Items(turnID string, items []prompt.Item) {
+	recs := make([]store.Record, 0, len(items))
+	for _, it := range items {
+		b, err := json.Marshal(it)
+		if err != nil {
+			continue
+		}
+		recs = append(recs, store.ModelRecord(turnID, b))
+	}
+	if err := r.w.Append(recs...); err != nil {
+		r.log.Warn("appending model history to the rollout", "err", err)
+	}
+}
+
+func (r storeRecorder) Sync() error  { return r.w.Sync() }
+func (r storeRecorder) Close() error { return r.w.Close() }
+
+// decodeHistory reads stored model-history items; unreadable ones are
+// skipped.
+func decodeHistory(raw []json.RawMessage, log *slog.Logger) []prompt.Item {
+	out := make([]prompt.Item, 0, len(raw))
+	for _, r := range raw {
+		var it prompt.Item
+		if err := json.Unmarshal(r, &it); err != nil {
+			log.Warn("skipping an unreadable history item", "err", err)
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
 
 // turnBuilder rebuilds a thread's turns from its events, as a client sees
 // them: ItemStarted and ItemCompleted upsert an item by id, TurnCompleted

@@ -226,12 +226,12 @@ func (t *thread) historySnapshot() []prompt.Item {
 	return append([]prompt.Item(nil), t.history...)
 }
 
-func (t *thread) appendHistory(items ...prompt.Item) {
+func (t *thread) appendHistory(turnID string, items ...prompt.Item) {
 	if len(items) == 0 {
 		return
 	}
 	t.mu.Lock()
 	t.history = append(t.history, items...)
 	t.mu.Unlock()
-	t.rec.Items(items)
+	t.rec.Items(turnID, items)
 }

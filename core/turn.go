@@ -153,7 +153,7 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 		case err != nil:
 			return agent.TurnStatusFailed, turnError(err)
 		}
-		t.appendHistory(res.items...)
+		t.appendHistory(tr.id, res.items...)
 		if res.usage != nil {
 			tr.addUsage(res.usage)
 		}
@@ -172,10 +172,10 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 			out := tr.runTool(call)
 			if tr.ctx.Err() != nil {
 				// Keep the history well-formed: every call has an output.
-				t.appendHistory(abortedOutput(call))
+				t.appendHistory(tr.id, abortedOutput(call))
 				return agent.TurnStatusInterrupted, nil
 			}
-			t.appendHistory(out)
+			t.appendHistory(tr.id, out)
 		}
 	}
 }
@@ -192,7 +192,7 @@ func (tr *turn) recordUserMessage(in queuedInput) {
 	item := &agent.UserMessage{ID: newUUIDv7(), ClientID: in.clientID, Content: in.input}
 	tr.emit(agent.ItemStarted{Item: item})
 	tr.emit(agent.ItemCompleted{Item: item})
-	tr.t.appendHistory(userMessageItem(in.input))
+	tr.t.appendHistory(tr.id, userMessageItem(in.input))
 	tr.t.notePreview(in.input)
 }
 
