@@ -12,7 +12,7 @@ func TestUpdatePlan(t *testing.T) {
 	m := newFakeModel(
 		callResponse("call_1", "update_plan", map[string]any{
 			"explanation": "two steps",
-			"plan": []map[string]string{{"step": "read", "status": "completed"}, {"step": "write", "status": "in_progress"}},
+			"plan":        []map[string]string{{"step": "read", "status": "completed"}, {"step": "write", "status": "in_progress"}},
 		}),
 		callResponse("call_2", "update_plan", map[string]any{"plan": []map[string]string{{"step": "x", "status": "bogus"}}}),
 		textResponse("msg_3", "planned"),
