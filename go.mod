@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/segmentio/asm v1.2.1
 	modernc.org/sqlite v1.62.0
