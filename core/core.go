@@ -65,6 +65,15 @@ type Config struct {
 	ApplyPatchTool bool
 	// RequestUserInputTool offers request_user_input.
 	RequestUserInputTool bool
+	// BaseInstructions, when set, replace the built-in instructions, and
+	// DeveloperInstructions are appended to them (config.toml's
+	// instructions / model_instructions_file and developer_instructions);
+	// a thread's own StartOptions win over both.
+	BaseInstructions      string
+	DeveloperInstructions string
+	// ProjectDocMaxBytes caps the AGENTS.md text (default 32 KiB; negative
+	// disables project docs).
+	ProjectDocMaxBytes int
 	// Originator is sent to the model provider when a thread gives none.
 	Originator string
 	// CliVersion is recorded in thread metadata.

@@ -42,7 +42,7 @@ const projectDocSeparator = "\n\n--- project-doc ---\n\n"
 // (or AGENTS.override.md), then every AGENTS.md (or AGENTS.override.md)
 // from the repository root (the nearest ancestor holding .git) down to cwd,
 // or cwd's alone outside a repository, as Codex's project_doc does.
-func agentsInstructions(codexHome, cwd string) string {
+func agentsInstructions(codexHome, cwd string, maxBytes int) string {
 	var out strings.Builder
 	if codexHome != "" {
 		for _, name := range []string{"AGENTS.override.md", "AGENTS.md"} {
@@ -52,7 +52,13 @@ func agentsInstructions(codexHome, cwd string) string {
 			}
 		}
 	}
-	docs := projectDocs(cwd)
+	if maxBytes == 0 {
+		maxBytes = projectDocMaxBytes
+	}
+	var docs string
+	if maxBytes > 0 {
+		docs = projectDocs(cwd, maxBytes)
+	}
 	if docs != "" {
 		if out.Len() > 0 {
 			out.WriteString(projectDocSeparator)
@@ -62,7 +68,7 @@ func agentsInstructions(codexHome, cwd string) string {
 	return out.String()
 }
 
-func projectDocs(cwd string) string {
+func projectDocs(cwd string, maxBytes int) string {
 	if cwd == "" {
 		return ""
 	}
@@ -98,7 +104,7 @@ func projectDocs(cwd string) string {
 			dirs = append(dirs, chain[i])
 		}
 	}
-	remaining := projectDocMaxBytes
+	remaining := maxBytes
 	var parts []string
 	for _, d := range dirs {
 		if remaining <= 0 {
@@ -161,15 +167,22 @@ func (tr *turn) buildRequest() *prompt.Request {
 	base := t.base
 	t.mu.Unlock()
 
+	cfg := &t.core.cfg
 	instr := baseInstructions
 	if base.base != nil {
 		instr = *base.base
+	} else if cfg.BaseInstructions != "" {
+		instr = cfg.BaseInstructions
 	}
-	if base.developer != nil && *base.developer != "" {
-		instr += "\n\n" + *base.developer
+	dev := cfg.DeveloperInstructions
+	if base.developer != nil {
+		dev = *base.developer
+	}
+	if dev != "" {
+		instr += "\n\n" + dev
 	}
 	input := []prompt.Item{prompt.Message("developer", instr)}
-	if docs := agentsInstructions(t.core.cfg.CodexHome, s.Cwd); docs != "" {
+	if docs := agentsInstructions(cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes); docs != "" {
 		input = append(input, prompt.Message("developer",
 			fmt.Sprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n</INSTRUCTIONS>", s.Cwd, docs)))
 	}
