@@ -41,6 +41,14 @@
 // as Codex's maybe_parse_apply_patch_verified does, so that it becomes the
 // same file change with the same approval and diff.
 //
+// Where it deliberately differs from Codex 0.169: nothing is written unless
+// every hunk verifies (Codex's executable writes hunk by hunk and leaves a
+// partial patch behind); a "*** Move to:" naming the file itself is an
+// update (Codex writes the file, then deletes it as the "original"); and two
+// chunks that land on the same lines (only possible with "*** End of File")
+// are refused instead of producing a garbled file. The conformance tests run
+// the real Codex when CODEX_BIN is set and compare files and messages.
+//
 // The package must never touch the filesystem except through the [FS] it is
 // given (the agent core passes one backed by the exec-server, possibly on
 // another machine), never write before every hunk has been verified, and

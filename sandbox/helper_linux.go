@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -156,13 +157,14 @@ func confine(p Policy, abi int, env []string) error {
 		}
 		return ""
 	}
+	cwd := filepath.Clean(p.Cwd)
 	for _, r := range p.ResolveWritableRoots(getenv) {
 		rule := landlock.RWDirs(r.Root)
 		if abi >= 2 {
 			rule = rule.WithRefer() // renames and links within and between roots
 		}
-		if r.Root != p.Cwd {
-			rule = rule.IgnoreIfMissing()
+		if r.Root != cwd {
+			rule = rule.IgnoreIfMissing() // the workspace itself must exist
 		}
 		rules = append(rules, rule)
 		if r.Root == "/tmp" {

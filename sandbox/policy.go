@@ -193,5 +193,8 @@ func decodePolicy(s string) (Policy, error) {
 	if dec.More() {
 		return Policy{}, errors.New("bad policy: trailing data")
 	}
+	if len(p.WritableRoots) == 0 {
+		p.WritableRoots = nil
+	}
 	return p, p.Validate()
 }

@@ -137,3 +137,27 @@ func TestPolicyJSONNames(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodePolicy checks that the helper's policy decoder never panics,
+// and that what it accepts is valid and encodes back to the same policy.
+// Seeds: testdata/fuzz/FuzzDecodePolicy.
+func FuzzDecodePolicy(f *testing.F) {
+	f.Add(`{"mode":"workspace-write","cwd":"/w","writableRoots":["/c"],"networkAccess":true}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := decodePolicy(s)
+		if err != nil {
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("accepted an invalid policy %+v: %v", p, err)
+		}
+		enc, err := encodePolicy(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodePolicy(enc)
+		if err != nil || !reflect.DeepEqual(back, p) {
+			t.Fatalf("%+v does not round-trip: %+v %v", p, back, err)
+		}
+	})
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/codexd/codexd/execserver/httpreq"
 	"github.com/codexd/codexd/jsonrpc"
 	"github.com/codexd/codexd/rpcserve"
+	"github.com/codexd/codexd/sandbox"
 )
 
 const usage = `usage:
@@ -31,6 +32,9 @@ const usage = `usage:
 `
 
 func main() {
+	// A command wrapped by sandbox.Wrap re-executes codexd as its helper:
+	// confine and exec it before anything else runs.
+	sandbox.RunHelperIfRequested()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
