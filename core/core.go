@@ -236,7 +236,19 @@ func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent
 		rec.Close()
 		return nil, err
 	}
+	c.warnSandbox(t, s)
 	return &agent.Loaded{Thread: t, Info: t.snapshotInfo()}, nil
+}
+
+// warnSandbox tells a thread's client up front that its sandbox mode cannot
+// be enforced here (its commands will be refused).
+func (c *Core) warnSandbox(t *thread, s agent.Settings) {
+	if s.Sandbox.Mode != agent.SandboxReadOnly && s.Sandbox.Mode != agent.SandboxWorkspaceWrite {
+		return
+	}
+	if err := c.sandbox.Available(); err != nil {
+		t.q.push("", agent.Warning{Message: fmt.Sprintf("sandbox_mode %q cannot be enforced on this machine (%v): commands will be refused; use danger-full-access to run them unconfined", s.Sandbox.Mode, err)})
+	}
 }
 
 // load registers and starts a thread.
@@ -448,7 +460,11 @@ func (c *Core) Models(ctx context.Context) ([]agent.ModelInfo, error) {
 		return append([]agent.ModelInfo(nil), c.cfg.Models...), nil
 	}
 	m := c.cfg.Settings.Model
-	return []agent.ModelInfo{{ID: m, DisplayName: m, IsDefault: true, ContextWindow: defaultContextWindow}}, nil
+	out := []agent.ModelInfo{{ID: m, DisplayName: m, IsDefault: true, ContextWindow: defaultContextWindow, SupportsReasoningSummary: true}}
+	if _, ok := c.cfg.Providers["mock"]; ok && m != MockModel {
+		out = append(out, agent.ModelInfo{ID: MockModel, DisplayName: MockModel, Description: "The built-in mock model (offline)", ContextWindow: defaultContextWindow})
+	}
+	return out, nil
 }
 
 // Config reports the configuration new threads start from.
