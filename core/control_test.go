@@ -295,3 +295,41 @@ func TestModelHTTPErrorFailsTheTurn(t *testing.T) {
 		t.Fatalf("turn %+v", done)
 	}
 }
+
+// TestSlowConsumerNeverBlocksSubmit: with nobody reading events, a turn
+// that streams thousands of deltas is held back, but Submit answers and the
+// interrupt takes effect; every event then arrives, in order.
+func TestSlowConsumerNeverBlocksSubmit(t *testing.T) {
+	deltas := make([]string, 5000)
+	for i := range deltas {
+		deltas[i] = "x"
+	}
+	evs := textEvents("msg_1", deltas...)
+	m := newFakeModel(fakeResponse{events: evs[:len(evs)-1], hang: true})
+	h := newHarness(t, m, nil)
+	th := h.start(agent.Overrides{})
+	id := h.submit(th, agent.UserInput{Input: text("flood")})
+	m.request(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := th.Submit(t.Context(), agent.Interrupt{TurnID: id})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Submit blocked on a consumer that does not read")
+	}
+	got := until(t, th, isTurnCompleted)
+	for i, ev := range got {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d", i, ev.Seq)
+		}
+	}
+	if got[len(got)-1].Msg.(agent.TurnCompleted).Status != agent.TurnStatusInterrupted {
+		t.Fatalf("last %s", describeEvent(got[len(got)-1]))
+	}
+}
