@@ -80,6 +80,9 @@ func TestUntrustedDecisions(t *testing.T) {
 				strings.Join(req.ProposedAmendment, " ") != "touch approved_file.txt" || req.SandboxRetry {
 				t.Fatalf("request %+v", req)
 			}
+			if len(req.Decisions) != 3 || req.Decisions[0] != agent.Accept || req.Decisions[1] != agent.AcceptWithAmendment || req.Decisions[2] != agent.Cancel {
+				t.Fatalf("decisions %v", req.Decisions)
+			}
 			if len(req.Actions) != 1 || req.Actions[0].Type != "unknown" || req.Actions[0].Command != cmd {
 				t.Fatalf("actions %+v", req.Actions)
 			}
@@ -163,6 +166,27 @@ func TestAcceptWithAmendmentAllowsPrefix(t *testing.T) {
 	if n := len(msgs[agent.ExecApprovalRequest](evs)); n != 0 {
 		t.Fatalf("asked again: %s", describe(evs))
 	}
+}
+
+func TestAcceptWithProposedAmendment(t *testing.T) {
+	m := newFakeModel(
+		callResponse("call_1", "exec_command", map[string]any{"cmd": "touch a.txt"}),
+		callResponse("call_2", "exec_command", map[string]any{"cmd": "touch a.txt b.txt"}),
+		callResponse("call_3", "exec_command", map[string]any{"cmd": "mkdir d"}),
+		textResponse("msg_4", "done"),
+	)
+	h := newHarness(t, m, nil)
+	th := h.start(agent.Overrides{Approval: policy(agent.ApprovalUntrusted)})
+	h.submit(th, agent.UserInput{Input: text("go")})
+	until(t, th, isApproval)
+	h.submit(th, agent.ExecDecision{CallID: "call_1", Decision: agent.AcceptWithAmendment})
+	// "touch a.txt b.txt" starts with the amendment ["touch", "a.txt"]; mkdir does not.
+	evs := until(t, th, isApproval)
+	if req := evs[len(evs)-1].Msg.(agent.ExecApprovalRequest); req.CallID != "call_3" {
+		t.Fatalf("asked for %s", req.CallID)
+	}
+	h.submit(th, agent.ExecDecision{CallID: "call_3", Decision: agent.Decline})
+	until(t, th, isTurnCompleted)
 }
 
 func TestUntrustedSafeCommandRunsWithoutAsking(t *testing.T) {
