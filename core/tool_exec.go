@@ -241,7 +241,6 @@ func (tr *turn) completeExec(orig *agent.CommandExecution, code int, output stri
 	it.Output = &output
 	it.Duration = d
 	it.SandboxDenied = denied
-	it.ProcessID = ""
 	tr.emit(agent.ItemCompleted{Item: it})
 }
 
@@ -292,7 +291,7 @@ func (tr *turn) writeStdin(callID, raw string) string {
 	}
 	t.exec.release(id)
 	res.ExitCode = &code
-	it := &agent.CommandExecution{ID: p.itemID, Command: p.command, Argv: p.argv, Cwd: p.cwd, Source: "unifiedExecStartup"}
+	it := &agent.CommandExecution{ID: p.itemID, Command: p.command, Argv: p.argv, Cwd: p.cwd, Source: "unifiedExecStartup", ProcessID: strconv.Itoa(id)}
 	tr.completeExec(it, code, p.aggregated(), time.Since(p.start), false)
 	return res.Text()
 }
