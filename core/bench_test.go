@@ -32,8 +32,10 @@ func BenchmarkTurnThreeToolCalls(b *testing.B) {
 	c, err := New(Config{
 		Settings: agent.Settings{Model: "mock-model", ModelProvider: "mock", Cwd: b.TempDir(),
 			Approval: agent.ApprovalNever, Sandbox: agent.SandboxPolicy{Mode: agent.SandboxDangerFullAccess}},
-		Providers:    map[string]*Provider{"mock": {Client: m}},
-		ExecDialer:   func(ctx context.Context) (*execclient.Client, error) { return execclient.NewInProcess(ctx, srv, execclient.Options{}) },
+		Providers: map[string]*Provider{"mock": {Client: m}},
+		ExecDialer: func(ctx context.Context) (*execclient.Client, error) {
+			return execclient.NewInProcess(ctx, srv, execclient.Options{})
+		},
 		NoLoginShell: true,
 	})
 	if err != nil {
