@@ -181,13 +181,19 @@ func (tr *turn) buildRequest() *prompt.Request {
 	if dev != "" {
 		instr += "\n\n" + dev
 	}
-	input := []prompt.Item{prompt.Message("developer", instr)}
-	if docs := agentsInstructions(cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes); docs != "" {
-		input = append(input, prompt.Message("developer",
-			fmt.Sprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n</INSTRUCTIONS>", s.Cwd, docs)))
+	// The instructions are read once a turn: every request of the turn
+	// starts with the same prefix, which keeps the provider's prompt cache.
+	if tr.prefix == nil {
+		tr.prefix = []prompt.Item{prompt.Message("developer", instr)}
+		if docs := agentsInstructions(cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes); docs != "" {
+			tr.prefix = append(tr.prefix, prompt.Message("developer",
+				fmt.Sprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n</INSTRUCTIONS>", s.Cwd, docs)))
+		}
+		tr.prefix = append(tr.prefix, prompt.Message("user", environmentContext(s, t.exec.shell())))
 	}
-	input = append(input, prompt.Message("user", environmentContext(s, t.exec.shell())))
-	input = append(input, t.historySnapshot()...)
+	hist := t.historySnapshot()
+	input := make([]prompt.Item, 0, len(tr.prefix)+len(hist))
+	input = append(append(input, tr.prefix...), hist...)
 
 	req := &prompt.Request{
 		Model:             s.Model,

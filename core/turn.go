@@ -29,6 +29,7 @@ type turn struct {
 	ending       bool                     // decided to end; takes no more input
 
 	// Actor-owned.
+	prefix        []prompt.Item // instructions and context, built once
 	lastMessage   string
 	lastMessageID string
 	diff          *turnDiff

@@ -8,7 +8,10 @@
 // side effects.
 package tools
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"sync"
+)
 
 // Tool names.
 const (
@@ -62,8 +65,19 @@ func function(name, desc string, params schema) json.RawMessage {
 	return b
 }
 
-// Specs returns the tool specs of a request, in a stable order.
+var specCache sync.Map // Options -> []json.RawMessage
+
+// Specs returns the tool specs of a request, in a stable order. The result
+// is shared: callers must not modify it.
 func Specs(o Options) []json.RawMessage {
+	if v, ok := specCache.Load(o); ok {
+		return v.([]json.RawMessage)
+	}
+	v, _ := specCache.LoadOrStore(o, specs(o))
+	return v.([]json.RawMessage)
+}
+
+func specs(o Options) []json.RawMessage {
 	if o.NoTools {
 		return []json.RawMessage{}
 	}
