@@ -68,6 +68,22 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 		if w != nil {
 			w.path = dst
 		}
+		if !archive {
+			// Coming back counts as an update (Codex bumps updated_at
+			// too); a record says so, so a rebuilt index agrees.
+			back := []Record{{store: storeUnarchived}}
+			if w != nil {
+				err = w.append(back)
+				if err == nil {
+					err = w.sync()
+				}
+			} else {
+				err = s.appendDetached(ctx, id, dst, back...)
+			}
+			if err != nil {
+				return agent.ThreadInfo{}, err
+			}
+		}
 	} else {
 		dst = path // already where it belongs
 	}

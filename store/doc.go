@@ -23,9 +23,13 @@
 //	{"timestamp":…,"type":"event","v":1,"turn_id":"…","payload":{"type":"turn_started",…}}
 //	{"timestamp":…,"type":"event","v":1,"turn_id":"…","payload":{"type":"item_completed","item":{"type":"user_message",…}}}
 //	{"timestamp":…,"type":"model","v":1,"turn_id":"…","payload":<the core's JSON, verbatim>}
+//	{"timestamp":…,"type":"store","v":1,"payload":{"type":"unarchived"}}
 //
 // The first line describes the thread ([ThreadMeta]); "event" lines carry
-// the events listed by [Kept]; "model" lines carry the model-history items.
+// the events listed by [Kept]; "model" lines carry the model-history items;
+// "store" lines are the store's own (an unarchive, which counts as an
+// update). A line's timestamp is when it happened; the last one is the
+// thread's updated_at.
 // Every line has the format version "v" (1), so a later codexd that changes
 // a payload can still read what an older one appended to the same file.
 // Unknown record or event types of the same version are skipped, so new

@@ -97,7 +97,7 @@ func (e *env) reopen() {
 	e.open()
 }
 
-var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+var t0 = time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // at is t0 plus n milliseconds: distinct, ordered, exact on disk.
 func at(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }

@@ -45,9 +45,11 @@ CREATE TABLE threads (
 	archived       INTEGER NOT NULL,
 	size           INTEGER NOT NULL,
 	mtime          INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX threads_created ON threads (archived, created_at, id);
 CREATE INDEX threads_updated ON threads (archived, updated_at, id);
+CREATE INDEX threads_cwd_created ON threads (archived, cwd, created_at, id);
+CREATE INDEX threads_cwd_updated ON threads (archived, cwd, updated_at, id);
 CREATE TABLE foreign_files (
 	path  TEXT PRIMARY KEY,
 	size  INTEGER NOT NULL,

@@ -21,7 +21,14 @@ const (
 	recMeta  = "session_meta"
 	recEvent = "event"
 	recModel = "model"
+	// recStore lines are the store's own: {"type":"unarchived"} marks
+	// when a thread came back from the archive (it counts as an update,
+	// as in Codex).
+	recStore = "store"
 )
+
+// Store record kinds.
+const storeUnarchived = "unarchived"
 
 // lineOut is a line as written; Payload is a *metaV1, an *eventV1 or the
 // model item's jsontext.Value.
@@ -42,13 +49,20 @@ type lineIn struct {
 	Payload   jsontext.Value `json:"payload"`
 }
 
-// entry is a decoded line. Exactly one of Meta, Event and Model is set.
+// entry is a decoded line. Exactly one of Meta, Event, Model and Store is
+// set.
 type entry struct {
 	Time   time.Time
 	TurnID string
 	Meta   *ThreadMeta
 	Event  agent.EventMsg
 	Model  json.RawMessage
+	Store  string
+}
+
+// storeV1 is the payload of a store record.
+type storeV1 struct {
+	Type string `json:"type"`
 }
 
 var (
@@ -60,8 +74,9 @@ var (
 )
 
 // writeOpts keep invalid UTF-8 (from a command's output, say) from failing
-// an append: it is replaced with U+FFFD.
-var writeOpts = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true))
+// an append: it is replaced with U+FFFD. A model item is the core's JSON,
+// taken as it is, duplicate member names included (readOpts accept them).
+var writeOpts = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 
 // readOpts are lenient about what the bytes hold, strict about the shape:
 // a line is either read whole or skipped.
@@ -76,6 +91,11 @@ func encodeRecord(dst []byte, rec Record, now time.Time) ([]byte, error) {
 	}
 	out.Timestamp = out.Timestamp.UTC()
 	switch {
+	case rec.store != "":
+		if rec.Event != nil || rec.Model != nil {
+			return dst, fmt.Errorf("%w: a store record carries nothing else", ErrInvalidRecord)
+		}
+		out.Type, out.Payload = recStore, &storeV1{Type: rec.store}
 	case rec.Event != nil && rec.Model == nil:
 		ev, err := encodeEvent(rec.Event)
 		if err != nil {
@@ -153,6 +173,15 @@ func decodeLine(b []byte) (entry, error) {
 		e.Event = msg
 	case recModel:
 		e.Model = json.RawMessage(in.Payload)
+	case recStore:
+		var d storeV1
+		if err := jsonv2.Unmarshal(in.Payload, &d, readOpts); err != nil {
+			return entry{}, err
+		}
+		if d.Type != storeUnarchived {
+			return entry{}, fmt.Errorf("%w: unknown store record %q", errQuiet, d.Type)
+		}
+		e.Store = d.Type
 	default:
 		return entry{}, fmt.Errorf("%w: unknown record type %q", errQuiet, in.Type)
 	}

@@ -68,7 +68,7 @@ func Open(ctx context.Context, codexHome string, opts Options) (*Local, error) {
 		ix.close()
 		return nil, err
 	}
-	if fresh || n > 0 {
+	if n > 0 {
 		log.Info("store: indexed rollouts", "home", home, "files", n, "fresh", fresh, "took", time.Since(start))
 	}
 	return s, nil
@@ -129,6 +129,7 @@ func (s *Local) Create(ctx context.Context, meta ThreadMeta) (Writer, error) {
 		return nil, fmt.Errorf("store: create %s: %w", meta.ID, err)
 	}
 	w = &fileWriter{st: s, meta: meta, path: rolloutPath(s.home, meta.CreatedAt, meta.ID)}
+	w.sum.observe(&entry{Time: meta.CreatedAt, Meta: &w.meta})
 	s.adopt(w)
 	return w, nil
 }
@@ -322,6 +323,13 @@ func (s *Local) SetName(ctx context.Context, id, name string) error {
 	if err != nil {
 		return err
 	}
+	return s.appendDetached(ctx, id, path, rec)
+}
+
+// appendDetached appends to a rollout that has no writer here (id is
+// reserved): it locks the file, replays it to know its state, appends,
+// syncs (which updates the index) and lets go.
+func (s *Local) appendDetached(ctx context.Context, id, path string, recs ...Record) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return notFoundIfMissing(id, err)
@@ -335,11 +343,11 @@ func (s *Local) SetName(ctx context.Context, id, name string) error {
 		f.Close()
 		return readError(id, err)
 	}
-	w = &fileWriter{
+	w := &fileWriter{
 		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
 		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
 	}
-	err = w.Append(rec)
+	err = w.append(recs)
 	if err == nil {
 		err = w.sync()
 	}
@@ -471,6 +479,3 @@ func readError(id string, err error) error {
 	}
 	return err
 }
-
-// ErrThreadExists: Create or Fork was given the id of an existing thread.
-var ErrThreadExists = errors.New("thread already exists")

@@ -55,7 +55,9 @@ type Writer interface {
 	// Append adds records in order. Events that Kept refuses are dropped,
 	// so the core may hand it every event. A batch with an invalid record
 	// is refused whole. When the records reach the disk is described in
-	// the package doc; an appended TurnCompleted syncs the file.
+	// the package doc; an appended TurnCompleted syncs the file. After a
+	// write error the records it could not write are kept and retried by
+	// the next Append or Sync: do not append them again.
 	Append(recs ...Record) error
 	// Sync makes everything appended so far durable and brings the index
 	// up to date. Before materialization it does nothing.
@@ -75,6 +77,8 @@ type Record struct {
 	TurnID string
 	Event  agent.EventMsg
 	Model  json.RawMessage
+	// store is one of the store's own records (recStore).
+	store string
 }
 
 // EventRecord makes the Record of an event.
@@ -145,6 +149,9 @@ var (
 	// ErrNotMaterialized: the thread exists but has no user message yet,
 	// so it has no rollout to read.
 	ErrNotMaterialized = errors.New("thread is not materialized yet")
+	// ErrThreadExists: Create or Fork was given the id of an existing
+	// thread (ours, or a rollout of another program's).
+	ErrThreadExists = errors.New("thread already exists")
 	// ErrThreadBusy: the thread already has a writer.
 	ErrThreadBusy = errors.New("thread already has a writer")
 	// ErrInvalidID: a thread id that is not a UUID.

@@ -64,6 +64,11 @@ func (w *fileWriter) readable() (path string, size int64, materialized bool) {
 func (w *fileWriter) Append(recs ...Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.append(recs)
+}
+
+// append is Append with w.mu held.
+func (w *fileWriter) append(recs []Record) error {
 	if w.closed {
 		return ErrClosed
 	}
@@ -89,7 +94,7 @@ func (w *fileWriter) Append(recs ...Record) error {
 		if rec.Model == nil && rec.Event != nil && !Kept(rec.Event) {
 			continue
 		}
-		e := entry{Time: rec.Time.UTC(), TurnID: rec.TurnID, Event: rec.Event, Model: rec.Model}
+		e := entry{Time: rec.Time.UTC(), TurnID: rec.TurnID, Event: rec.Event, Model: rec.Model, Store: rec.store}
 		if rec.Time.IsZero() {
 			e.Time = now
 		}
