@@ -341,3 +341,67 @@ func TestSandboxUnavailableRefusesConfinedCommands(t *testing.T) {
 		t.Fatal("the command ran unconfined")
 	}
 }
+
+// TestDecisionsUnderEachAskingPolicy: every decision under on-request (an
+// escalation) and on-failure (a sandbox retry); untrusted is
+// TestUntrustedDecisions, and never never asks.
+func TestDecisionsUnderEachAskingPolicy(t *testing.T) {
+	type outcome struct {
+		item agent.ItemStatus
+		turn agent.TurnStatus
+		ran  bool // the unsandboxed command ran
+	}
+	policies := []struct {
+		policy agent.ApprovalPolicy
+		args   map[string]any
+		deny   bool
+		want   map[agent.Decision]outcome
+	}{
+		{agent.ApprovalOnRequest, map[string]any{"cmd": "touch ran", "sandbox_permissions": "require_escalated", "justification": "why"}, false,
+			map[agent.Decision]outcome{
+				agent.Accept:           {agent.ItemStatusCompleted, agent.TurnStatusCompleted, true},
+				agent.AcceptForSession: {agent.ItemStatusCompleted, agent.TurnStatusCompleted, true},
+				agent.Decline:          {agent.ItemStatusDeclined, agent.TurnStatusCompleted, false},
+				agent.Cancel:           {agent.ItemStatusDeclined, agent.TurnStatusInterrupted, false},
+				agent.RequestFailed:    {agent.ItemStatusFailed, agent.TurnStatusCompleted, false},
+			}},
+		{agent.ApprovalOnFailure, map[string]any{"cmd": "touch ran"}, true,
+			map[agent.Decision]outcome{
+				agent.Accept:           {agent.ItemStatusCompleted, agent.TurnStatusCompleted, true},
+				agent.AcceptForSession: {agent.ItemStatusCompleted, agent.TurnStatusCompleted, true},
+				agent.Decline:          {agent.ItemStatusFailed, agent.TurnStatusCompleted, false},
+				agent.Cancel:           {agent.ItemStatusDeclined, agent.TurnStatusInterrupted, false},
+				agent.RequestFailed:    {agent.ItemStatusFailed, agent.TurnStatusCompleted, false},
+			}},
+	}
+	for _, p := range policies {
+		for _, d := range []agent.Decision{agent.Accept, agent.AcceptForSession, agent.Decline, agent.Cancel, agent.RequestFailed} {
+			want := p.want[d]
+			t.Run(string(p.policy)+"/"+string(d), func(t *testing.T) {
+				sb := &recSandbox{deny: p.deny}
+				m := newFakeModel(callResponse("call_1", "exec_command", p.args), textResponse("msg_2", "done"))
+				h := newHarness(t, m, func(c *Config) { c.Sandbox = sb })
+				th := h.start(agent.Overrides{Approval: policy(p.policy), Sandbox: sandboxMode(agent.SandboxWorkspaceWrite)})
+				h.submit(th, agent.UserInput{Input: text("go")})
+				until(t, th, isApproval)
+				h.submit(th, agent.ExecDecision{CallID: "call_1", Decision: d})
+				evs := until(t, th, isTurnCompleted)
+				if got := evs[len(evs)-1].Msg.(agent.TurnCompleted).Status; got != want.turn {
+					t.Fatalf("turn %s: %s", got, describe(evs))
+				}
+				items := itemsCompleted[*agent.CommandExecution](evs)
+				if want.item == "" {
+					if len(items) != 0 {
+						t.Fatalf("items %s", describe(evs))
+					}
+				} else if len(items) != 1 || items[0].Status != want.item {
+					t.Fatalf("items %s", describe(evs))
+				}
+				_, err := os.Stat(filepath.Join(h.dir, "ran"))
+				if (err == nil) != want.ran {
+					t.Fatalf("ran=%v", err == nil)
+				}
+			})
+		}
+	}
+}
