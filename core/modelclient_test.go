@@ -200,3 +200,51 @@ func TestMockModelMissingKey(t *testing.T) {
 		t.Fatalf("%d requests without a key", n)
 	}
 }
+
+func TestMockModelToolMarkers(t *testing.T) {
+	t.Run("stdin", func(t *testing.T) {
+		h, _ := mockHarness(t, "", nil)
+		th := h.start(agent.Overrides{})
+		h.submit(th, agent.UserInput{Input: text("MOCK:stdin")})
+		evs := until(t, th, isTurnCompleted)
+		if done := evs[len(evs)-1].Msg.(agent.TurnCompleted); done.Status != agent.TurnStatusCompleted {
+			t.Fatalf("turn %s", describe(evs))
+		}
+	})
+	t.Run("patch", func(t *testing.T) {
+		h, _ := mockHarness(t, "", nil)
+		th := h.start(agent.Overrides{})
+		h.submit(th, agent.UserInput{Input: text("MOCK:patch\n*** Begin Patch\n*** Add File: m.txt\n+from the mock\n*** End Patch")})
+		evs := until(t, th, isTurnCompleted)
+		if fc := itemsCompleted[*agent.FileChange](evs); len(fc) != 1 || fc[0].Status != agent.ItemStatusCompleted {
+			t.Fatalf("file change %s", describe(evs))
+		}
+		if got := readFile(t, h.dir+"/m.txt"); got != "from the mock\n" {
+			t.Fatalf("m.txt %q", got)
+		}
+	})
+	t.Run("plan", func(t *testing.T) {
+		h, _ := mockHarness(t, "", nil)
+		th := h.start(agent.Overrides{})
+		h.submit(th, agent.UserInput{Input: text("MOCK:plan")})
+		evs := until(t, th, isTurnCompleted)
+		if len(msgs[agent.PlanUpdated](evs)) != 1 {
+			t.Fatalf("plan %s", describe(evs))
+		}
+	})
+	t.Run("escalate", func(t *testing.T) {
+		h, _ := mockHarness(t, "", nil)
+		th := h.start(agent.Overrides{Approval: policy(agent.ApprovalOnRequest), Sandbox: sandboxMode(agent.SandboxWorkspaceWrite)})
+		h.submit(th, agent.UserInput{Input: text("MOCK:escalate echo escalated")})
+		evs := until(t, th, isApproval)
+		req := evs[len(evs)-1].Msg.(agent.ExecApprovalRequest)
+		if req.Reason == "" {
+			t.Fatalf("request %+v", req)
+		}
+		h.submit(th, agent.ExecDecision{CallID: req.CallID, Decision: agent.Accept})
+		evs = until(t, th, isTurnCompleted)
+		if done := evs[len(evs)-1].Msg.(agent.TurnCompleted); done.Status != agent.TurnStatusCompleted || !strings.Contains(done.LastAgentMessage, "escalated") {
+			t.Fatalf("turn %s", describe(evs))
+		}
+	})
+}
