@@ -165,3 +165,43 @@ func lastOutputOf(req *prompt.Request, callID string) string {
 	}
 	return ""
 }
+
+// TestBackgroundProcessOutlivesItsTurn: a command still running when its
+// turn ends goes on, and a later turn's write_stdin reaches it.
+func TestBackgroundProcessOutlivesItsTurn(t *testing.T) {
+	m := newFakeModel(
+		callResponse("call_1", "exec_command", map[string]any{"cmd": "read line; echo later:$line", "tty": true, "yield_time_ms": 250}),
+		textResponse("msg_1", "started"),
+	)
+	re := regexp.MustCompile(`Process running with session ID (\d+)\n`)
+	var session string
+	step := 0
+	m.next = func(req *prompt.Request) fakeResponse {
+		step++
+		if step == 1 {
+			return callResponse("call_2", "write_stdin", map[string]any{"session_id": json.Number(session), "chars": "x\n", "yield_time_ms": 5000})
+		}
+		return textResponse("msg_2", "done")
+	}
+	h := newHarness(t, m, nil)
+	th := h.start(agent.Overrides{})
+	h.submit(th, agent.UserInput{Input: text("start it")})
+	until(t, th, isTurnCompleted)
+	m.request(t)
+	sm := re.FindStringSubmatch(lastOutput(t, m.request(t), "call_1"))
+	if sm == nil {
+		t.Fatal("no session")
+	}
+	session = sm[1]
+	h.submit(th, agent.UserInput{Input: text("continue it")})
+	evs := until(t, th, isTurnCompleted)
+	m.request(t)
+	out := lastOutput(t, m.request(t), "call_2")
+	if !strings.Contains(out, "later:x") || !strings.Contains(out, "Process exited with code 0") {
+		t.Fatalf("model got %q", out)
+	}
+	done := itemsCompleted[*agent.CommandExecution](evs)
+	if len(done) != 1 || done[0].ID != "call_1" || *done[0].ExitCode != 0 {
+		t.Fatalf("items %s", describe(evs))
+	}
+}
