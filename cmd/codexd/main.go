@@ -22,6 +22,7 @@ import (
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/execserver/httpreq"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/mockmodel"
 	"github.com/codexd/codexd/rpcserve"
 	"github.com/codexd/codexd/sandbox"
 )
@@ -29,6 +30,7 @@ import (
 const usage = `usage:
   codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--insecure-no-auth] [--session-ttl D]
   codexd exec [--server ws://HOST:PORT] [--tty] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]
+  codexd mock-model [--listen 127.0.0.1:PORT] [--script FILE]
 `
 
 func main() {
@@ -48,6 +50,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runExecServer(args[1:], stdin, stdout, stderr)
 	case "exec":
 		return runExec(args[1:], stdin, stdout, stderr)
+	case "mock-model":
+		return mockmodel.Main(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
