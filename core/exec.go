@@ -6,10 +6,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/codexd/codexd/core/tools"
 	"github.com/codexd/codexd/execclient"
 )
 
@@ -41,8 +43,11 @@ type execProc struct {
 	proc    *execclient.Process
 
 	mu        sync.Mutex
-	pending   []byte // printed since the last collect
+	pending   []byte // printed since the last collect (head and tail kept)
+	dropped   int    // bytes cut from the middle of pending
 	unemitted []chunk
+	unBytes   int // bytes in unemitted
+	lastUsed  time.Time
 	total     []byte // everything, capped at maxAggregated
 	notify    chan struct{}
 	sink      func(stream string, data []byte)
@@ -116,8 +121,38 @@ func (e *execSessions) get(id int) *execProc {
 	return e.procs[id]
 }
 
+// prune terminates the least recently used process when the thread has
+// MaxProcessesPerThread of them, as Codex prunes its unified-exec
+// processes.
+func (e *execSessions) prune() {
+	e.mu.Lock()
+	var oldest *execProc
+	var oldestUsed time.Time
+	n := 0
+	for _, p := range e.procs {
+		if p == nil {
+			continue
+		}
+		n++
+		p.mu.Lock()
+		used := p.lastUsed
+		p.mu.Unlock()
+		if oldest == nil || used.Before(oldestUsed) {
+			oldest, oldestUsed = p, used
+		}
+	}
+	if n < tools.MaxProcessesPerThread || oldest == nil {
+		e.mu.Unlock()
+		return
+	}
+	delete(e.procs, oldest.id)
+	e.mu.Unlock()
+	oldest.terminate()
+}
+
 // start starts argv under session id.
 func (e *execSessions) start(ctx context.Context, id int, itemID string, argv []string, displayArgv []string, cwd string, tty bool, command string) (*execProc, error) {
+	e.prune()
 	c, err := e.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -128,7 +163,7 @@ func (e *execSessions) start(ctx context.Context, id int, itemID string, argv []
 	}
 	p := &execProc{
 		id: id, itemID: itemID, tty: tty, command: command, argv: displayArgv, cwd: cwd,
-		start: time.Now(), proc: proc, notify: make(chan struct{}), exitCh: make(chan struct{}),
+		start: time.Now(), lastUsed: time.Now(), proc: proc, notify: make(chan struct{}), exitCh: make(chan struct{}),
 	}
 	e.mu.Lock()
 	e.procs[id] = p
@@ -151,13 +186,20 @@ func (p *execProc) read(r io.Reader, stream string) {
 		if n > 0 {
 			data := append([]byte(nil), buf[:n]...)
 			p.mu.Lock()
-			p.pending = append(p.pending, data...)
+			p.appendPending(data)
 			if room := maxAggregated - len(p.total); room > 0 {
 				p.total = append(p.total, data[:min(room, len(data))]...)
 			}
 			sink := p.sink
 			if sink == nil {
+				// Nobody waits: keep the latest output for the next call's
+				// deltas, within a bound.
 				p.unemitted = append(p.unemitted, chunk{stream, data})
+				p.unBytes += len(data)
+				for p.unBytes > maxAggregated && len(p.unemitted) > 1 {
+					p.unBytes -= len(p.unemitted[0].data)
+					p.unemitted = p.unemitted[1:]
+				}
 			}
 			p.wakeLocked()
 			p.mu.Unlock()
@@ -173,6 +215,33 @@ func (p *execProc) read(r io.Reader, stream string) {
 			return
 		}
 	}
+}
+
+// appendPending adds output for the next collect, keeping at most
+// maxAggregated bytes: the first half and the latest half, as Codex's
+// head-and-tail buffer does (mu held).
+func (p *execProc) appendPending(data []byte) {
+	p.pending = append(p.pending, data...)
+	if len(p.pending) <= maxAggregated {
+		return
+	}
+	half := maxAggregated / 2
+	cut := len(p.pending) - maxAggregated
+	p.dropped += cut
+	p.pending = append(p.pending[:half], p.pending[half+cut:]...)
+}
+
+// takePending returns the output since the last collect (mu held).
+func (p *execProc) takePending() []byte {
+	out := p.pending
+	if p.dropped > 0 {
+		half := maxAggregated / 2
+		marker := []byte("\n…" + strconv.Itoa(p.dropped) + " bytes dropped…\n")
+		out = append(append(append([]byte(nil), out[:half]...), marker...), out[half:]...)
+	}
+	p.pending, p.dropped = nil, 0
+	p.lastUsed = time.Now()
+	return out
 }
 
 func (p *execProc) wait() {
@@ -197,7 +266,7 @@ func (p *execProc) wakeLocked() {
 func (p *execProc) attach(sink func(stream string, data []byte)) {
 	p.mu.Lock()
 	backlog := p.unemitted
-	p.unemitted = nil
+	p.unemitted, p.unBytes = nil, 0
 	p.sink = sink
 	p.mu.Unlock()
 	for _, c := range backlog {
@@ -219,7 +288,7 @@ func (p *execProc) collect(ctx context.Context, deadline time.Time) (out []byte,
 	for {
 		p.mu.Lock()
 		if p.exited && p.readers == 0 {
-			out, p.pending = p.pending, nil
+			out = p.takePending()
 			code := p.exitCode
 			p.mu.Unlock()
 			return out, true, code
@@ -233,7 +302,7 @@ func (p *execProc) collect(ctx context.Context, deadline time.Time) (out []byte,
 		case <-ctx.Done():
 		}
 		p.mu.Lock()
-		out, p.pending = p.pending, nil
+		out = p.takePending()
 		p.mu.Unlock()
 		return out, false, 0
 	}
