@@ -58,13 +58,6 @@ const (
 	// RequestFailed means the approval could not be obtained (the client
 	// answered with an error): denied, and the item fails.
 	RequestFailed Decision = "failed"
-	// AcceptWithAmendment approves this and, from now on, every command
-	// that starts with the request's ProposedAmendment (Codex's
-	// acceptWithExecpolicyAmendment). It is listed in
-	// ExecApprovalRequest.Decisions when an amendment is proposed; an
-	// ExecDecision may answer with it (the amendment is then the
-	// request's, unless Amendment is set) or with Accept and Amendment.
-	AcceptWithAmendment Decision = "acceptWithExecpolicyAmendment"
 )
 
 // ExecDecision answers an ExecApprovalRequest, matched by CallID (and
