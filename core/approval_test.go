@@ -80,7 +80,7 @@ func TestUntrustedDecisions(t *testing.T) {
 				strings.Join(req.ProposedAmendment, " ") != "touch approved_file.txt" || req.SandboxRetry {
 				t.Fatalf("request %+v", req)
 			}
-			if len(req.Decisions) != 3 || req.Decisions[0] != agent.Accept || req.Decisions[1] != agent.AcceptWithAmendment || req.Decisions[2] != agent.Cancel {
+			if len(req.Decisions) != 2 || req.Decisions[0] != agent.Accept || req.Decisions[1] != agent.Cancel {
 				t.Fatalf("decisions %v", req.Decisions)
 			}
 			if len(req.Actions) != 1 || req.Actions[0].Type != "unknown" || req.Actions[0].Command != cmd {
@@ -179,7 +179,7 @@ func TestAcceptWithProposedAmendment(t *testing.T) {
 	th := h.start(agent.Overrides{Approval: policy(agent.ApprovalUntrusted)})
 	h.submit(th, agent.UserInput{Input: text("go")})
 	until(t, th, isApproval)
-	h.submit(th, agent.ExecDecision{CallID: "call_1", Decision: agent.AcceptWithAmendment})
+	h.submit(th, agent.ExecDecision{CallID: "call_1", Decision: agent.Accept, Amendment: []string{"touch", "a.txt"}})
 	// "touch a.txt b.txt" starts with the amendment ["touch", "a.txt"]; mkdir does not.
 	evs := until(t, th, isApproval)
 	if req := evs[len(evs)-1].Msg.(agent.ExecApprovalRequest); req.CallID != "call_3" {

@@ -109,13 +109,11 @@ func (tr *turn) askExec(x *execCall, reason string, amendment []string, sandboxR
 		tr.emit(agent.ItemStarted{Item: x.item()})
 		x.started = true
 	}
-	// Codex offers accept, the amendment when there is one, and cancel;
-	// decline and acceptForSession are answered all the same.
-	decisions := []agent.Decision{agent.Accept}
-	if len(amendment) > 0 {
-		decisions = append(decisions, agent.AcceptWithAmendment)
-	}
-	decisions = append(decisions, agent.Cancel)
+	// Codex offers accept and cancel, and accepting with the proposed
+	// amendment (which a front-end shows after accept when
+	// ProposedAmendment is set); decline and acceptForSession are answered
+	// all the same.
+	decisions := []agent.Decision{agent.Accept, agent.Cancel}
 	ch := tr.request(x.callID)
 	tr.emit(agent.ExecApprovalRequest{
 		CallID: x.callID, Command: x.command, Argv: x.argv, Cwd: x.cwd, Reason: reason,
@@ -133,12 +131,9 @@ func (tr *turn) askExec(x *execCall, reason string, amendment []string, sandboxR
 		tr.emit(agent.ItemCompleted{Item: it})
 	}
 	switch d.Decision {
-	case agent.Accept, agent.AcceptWithAmendment:
-		switch {
-		case len(d.Amendment) > 0:
+	case agent.Accept:
+		if len(d.Amendment) > 0 {
 			tr.t.allowPrefix(d.Amendment)
-		case d.Decision == agent.AcceptWithAmendment && len(amendment) > 0:
-			tr.t.allowPrefix(amendment)
 		}
 		return "", true
 	case agent.AcceptForSession:
