@@ -315,7 +315,7 @@ func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides) (
 	rec := storeRecorder{w: w, log: log}
 	info := st.Info
 	info.Path = w.Path()
-	t, err := c.load(info, s, decodeHistory(st.History, log), st.Turns,
+	t, err := c.load(info, s, normalizeHistory(decodeHistory(st.History, log)), st.Turns,
 		instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}, st.Meta.Originator, rec)
 	if err != nil {
 		w.Close()

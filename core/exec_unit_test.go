@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/codexd/codexd/core/prompt"
 )
 
 func TestPendingOutputKeepsHeadAndTail(t *testing.T) {
@@ -23,5 +25,14 @@ func TestPendingOutputKeepsHeadAndTail(t *testing.T) {
 	}
 	if len(p.takePending()) != 0 {
 		t.Fatal("pending not reset")
+	}
+}
+
+func TestNormalizeHistory(t *testing.T) {
+	call := prompt.Item{Type: prompt.TypeFunctionCall, CallID: "a", Name: "exec_command"}
+	orphan := prompt.FunctionOutput("zzz", "x")
+	got := normalizeHistory([]prompt.Item{prompt.Message("user", "hi"), call, orphan, prompt.Message("user", "again")})
+	if len(got) != 4 || got[2].Type != prompt.TypeFunctionCallOutput || got[2].CallID != "a" || *got[2].Output != "aborted" {
+		t.Fatalf("got %+v", got)
 	}
 }

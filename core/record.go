@@ -151,3 +151,35 @@ func (b *turnBuilder) all() []agent.Turn {
 	}
 	return out
 }
+
+// normalizeHistory makes a history the model accepts after a crash: every
+// tool call gets an output (an "aborted" one where the process died before
+// writing it), and an output without its call is dropped, as Codex does
+// when it rebuilds a prompt.
+func normalizeHistory(items []prompt.Item) []prompt.Item {
+	outputs := map[string]bool{}
+	calls := map[string]bool{}
+	for _, it := range items {
+		switch it.Type {
+		case prompt.TypeFunctionCallOutput, prompt.TypeCustomToolCallOutput:
+			outputs[it.CallID] = true
+		case prompt.TypeFunctionCall, prompt.TypeCustomToolCall:
+			calls[it.CallID] = true
+		}
+	}
+	out := make([]prompt.Item, 0, len(items))
+	for _, it := range items {
+		switch it.Type {
+		case prompt.TypeFunctionCallOutput, prompt.TypeCustomToolCallOutput:
+			if !calls[it.CallID] {
+				continue
+			}
+		}
+		out = append(out, it)
+		if (it.Type == prompt.TypeFunctionCall || it.Type == prompt.TypeCustomToolCall) && !outputs[it.CallID] {
+			out = append(out, abortedOutput(it))
+			outputs[it.CallID] = true
+		}
+	}
+	return out
+}
