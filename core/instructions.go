@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/applypatch"
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
 )
@@ -42,7 +44,11 @@ const projectDocSeparator = "\n\n--- project-doc ---\n\n"
 // (or AGENTS.override.md), then every AGENTS.md (or AGENTS.override.md)
 // from the repository root (the nearest ancestor holding .git) down to cwd,
 // or cwd's alone outside a repository, as Codex's project_doc does.
-func agentsInstructions(codexHome, cwd string, maxBytes int) string {
+//
+// The project's files are read where commands run (through the
+// exec-server's filesystem), so a remote exec-server's repository is the one
+// described; $CODEX_HOME is this machine's.
+func agentsInstructions(ctx context.Context, fsys applypatch.FS, codexHome, cwd string, maxBytes int) string {
 	var out strings.Builder
 	if codexHome != "" {
 		for _, name := range []string{"AGENTS.override.md", "AGENTS.md"} {
@@ -57,7 +63,7 @@ func agentsInstructions(codexHome, cwd string, maxBytes int) string {
 	}
 	var docs string
 	if maxBytes > 0 {
-		docs = projectDocs(cwd, maxBytes)
+		docs = projectDocs(ctx, fsys, cwd, maxBytes)
 	}
 	if docs != "" {
 		if out.Len() > 0 {
@@ -68,21 +74,15 @@ func agentsInstructions(codexHome, cwd string, maxBytes int) string {
 	return out.String()
 }
 
-func projectDocs(cwd string, maxBytes int) string {
-	if cwd == "" {
+func projectDocs(ctx context.Context, fsys applypatch.FS, cwd string, maxBytes int) string {
+	if cwd == "" || !filepath.IsAbs(cwd) {
 		return ""
 	}
-	dir, err := filepath.Abs(cwd)
-	if err != nil {
-		return ""
-	}
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = r
-	}
+	dir := filepath.Clean(cwd)
 	chain := []string{dir}
 	root := ""
 	for cur := dir; ; {
-		if _, err := os.Lstat(filepath.Join(cur, ".git")); err == nil {
+		if _, err := fsys.Stat(ctx, filepath.Join(cur, ".git")); err == nil {
 			root = cur
 			break
 		}
@@ -111,12 +111,14 @@ func projectDocs(cwd string, maxBytes int) string {
 			break
 		}
 		for _, name := range []string{"AGENTS.override.md", "AGENTS.md"} {
-			b, err := os.ReadFile(filepath.Join(d, name))
+			b, err := fsys.ReadFile(ctx, filepath.Join(d, name))
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			if err != nil {
-				break
+				// A directory of that name, or an unreadable file: like
+				// Codex, skip it.
+				continue
 			}
 			if len(b) > remaining {
 				b = b[:remaining]
@@ -185,7 +187,8 @@ func (tr *turn) buildRequest() *prompt.Request {
 	// starts with the same prefix, which keeps the provider's prompt cache.
 	if tr.prefix == nil {
 		tr.prefix = []prompt.Item{prompt.Message("developer", instr)}
-		if docs := agentsInstructions(cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes); docs != "" {
+		fsys := execFS{dial: t.core.exec}
+		if docs := agentsInstructions(tr.ctx, fsys, cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes); docs != "" {
 			tr.prefix = append(tr.prefix, prompt.Message("developer",
 				fmt.Sprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n</INSTRUCTIONS>", s.Cwd, docs)))
 		}
