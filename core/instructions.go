@@ -13,6 +13,7 @@ import (
 	"github.com/codexd/codexd/applypatch"
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
+	"github.com/codexd/codexd/execclient"
 )
 
 // instructionsOpts are a thread's own instructions.
@@ -187,7 +188,14 @@ func (tr *turn) buildRequest() *prompt.Request {
 	// starts with the same prefix, which keeps the provider's prompt cache.
 	if tr.prefix == nil {
 		tr.prefix = []prompt.Item{prompt.Message("developer", instr)}
-		fsys := execFS{dial: t.core.exec}
+		// Dial once: an exec-server that cannot be reached costs one dial
+		// here, not one per directory, and the project's docs are skipped.
+		var fsys applypatch.FS = noFS{}
+		if c, err := t.core.exec(tr.ctx); err == nil {
+			fsys = execFS{dial: func(context.Context) (*execclient.Client, error) { return c, nil }}
+		} else {
+			t.log.Warn("reading AGENTS.md: no exec-server", "err", err)
+		}
 		if docs := agentsInstructions(tr.ctx, fsys, cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes); docs != "" {
 			tr.prefix = append(tr.prefix, prompt.Message("developer",
 				fmt.Sprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n</INSTRUCTIONS>", s.Cwd, docs)))
@@ -229,4 +237,15 @@ func (tr *turn) buildRequest() *prompt.Request {
 		}}
 	}
 	return req
+}
+
+// noFS has no files.
+type noFS struct{}
+
+func (noFS) ReadFile(context.Context, string) ([]byte, error) { return nil, fs.ErrNotExist }
+func (noFS) WriteFile(context.Context, string, []byte) error  { return fs.ErrPermission }
+func (noFS) Remove(context.Context, string) error             { return fs.ErrPermission }
+func (noFS) MkdirAll(context.Context, string) error           { return fs.ErrPermission }
+func (noFS) Stat(context.Context, string) (applypatch.FileInfo, error) {
+	return applypatch.FileInfo{}, fs.ErrNotExist
 }
