@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/codexd/codexd/applypatch"
 	"github.com/codexd/codexd/core/safety"
 	"github.com/codexd/codexd/core/tools"
+	"github.com/codexd/codexd/execclient"
 )
 
 // applyPatch runs the apply_patch tool: text is the patch (its heredoc
@@ -32,7 +34,11 @@ func (tr *turn) applyPatch(callID, text, cwd string) string {
 func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd string) string {
 	t := tr.t
 	start := time.Now()
-	fsys := execFS{dial: t.core.exec}
+	c, err := t.core.exec(tr.ctx)
+	if err != nil {
+		return tools.PatchVerifyFailedText + err.Error()
+	}
+	fsys := execFS{dial: func(context.Context) (*execclient.Client, error) { return c, nil }}
 	plan, err := applypatch.Compute(tr.ctx, fsys, inv.Cwd(cwd), inv.Patch)
 	if err != nil {
 		return tools.PatchVerifyFailedText + err.Error()
