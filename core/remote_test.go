@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/execdial"
@@ -43,5 +44,29 @@ func TestTurnOnARemoteExecServer(t *testing.T) {
 	}
 	if got := readFile(t, h.dir+"/r.txt"); got != "remote\n" {
 		t.Fatalf("r.txt %q", got)
+	}
+}
+
+func TestUnreachableExecServer(t *testing.T) {
+	m := newFakeModel(
+		callResponse("call_1", "exec_command", map[string]any{"cmd": "echo hi"}),
+		textResponse("msg_2", "no luck"),
+	)
+	h := newHarness(t, m, func(c *Config) {
+		c.ExecDialer = execdial.Remote("ws://127.0.0.1:1", execclient.Options{DialTimeout: time.Second}).Dial
+	})
+	th := h.start(agent.Overrides{})
+	h.submit(th, agent.UserInput{Input: text("go")})
+	evs := until(t, th, isTurnCompleted)
+	if done := evs[len(evs)-1].Msg.(agent.TurnCompleted); done.Status != agent.TurnStatusCompleted {
+		t.Fatalf("turn %s", describe(evs))
+	}
+	items := itemsCompleted[*agent.CommandExecution](evs)
+	if len(items) != 1 || items[0].Status != agent.ItemStatusFailed {
+		t.Fatalf("items %s", describe(evs))
+	}
+	m.request(t)
+	if out := lastOutput(t, m.request(t), "call_1"); !strings.Contains(out, "exec_command failed") || !strings.Contains(out, "exec-server") {
+		t.Fatalf("model got %q", out)
 	}
 }
