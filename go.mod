@@ -12,3 +12,8 @@ require (
 )
 
 require github.com/segmentio/asm v1.2.1
+
+require (
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)

@@ -148,7 +148,7 @@ func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent
 	id := c.newID()
 	info := agent.ThreadInfo{
 		ID: id, Ephemeral: opts.Ephemeral, Model: settings.Model, ModelProvider: settings.ModelProvider,
-		Cwd: settings.Cwd, Source: opts.Source, ThreadSource: opts.ThreadSource, CliVersion: "0.169.0",
+		Cwd: settings.Cwd, Source: opts.Source, ThreadSource: opts.ThreadSource, Originator: opts.Originator, CliVersion: "0.169.0",
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if !opts.Ephemeral {
@@ -335,6 +335,15 @@ func (c *Core) Close() error {
 		}
 	}
 	return nil
+}
+
+// unloaded forgets th as the loaded form of its thread (it shut down).
+func (c *Core) unloaded(th *Thread) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if th.store.loaded == th {
+		th.store.loaded = nil
+	}
 }
 
 // recordTurn stores a finished turn in the thread's history.

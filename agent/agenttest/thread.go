@@ -171,6 +171,7 @@ func (t *Thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 			t.endTurnLocked(t.active, agent.TurnStatusInterrupted)
 		}
 		t.emitLocked("", agent.ShutdownComplete{})
+		t.core.unloaded(t)
 		return "", nil
 	}
 	return "", errors.New("agenttest: unknown op")
