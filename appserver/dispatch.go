@@ -91,6 +91,11 @@ func (s *Server) dispatch(ctx context.Context, c *call, method string, params an
 	if reason := appproto.ExperimentalReason(method, params); reason != "" && !c.sess.experimental() {
 		return nil, invalidRequest(appproto.ExperimentalMessage(reason))
 	}
+	if h == nil && !appproto.IsClientMethod(method) {
+		// (The JSON path refused it while decoding; this is the in-process
+		// client's.)
+		return nil, appproto.InvalidRequest(appproto.UnknownMethodMessage(method))
+	}
 	if h == nil {
 		// A method of Codex's protocol that codexd does not implement.
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, fmt.Sprintf("`%s` is not supported by codexd", method))

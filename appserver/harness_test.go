@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/goleak"
 
+	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/jsonrpc"
@@ -35,13 +36,25 @@ const wait = 10 * time.Second
 // env is a server over a scripted core.
 type env struct {
 	t    *testing.T
-	core *agenttest.Core
+	core testCore
 	srv  *Server
 }
 
 func newEnv(t *testing.T, opts agenttest.Options, cfg Config) *env {
 	t.Helper()
-	core := agenttest.New(opts)
+	return newEnvWith(t, agenttest.New(opts), cfg)
+}
+
+// testCore is a core a test can reach into.
+type testCore interface {
+	agent.Core
+	Thread(id string) *agenttest.Thread
+	SetTurn(agenttest.TurnFunc)
+	SetTurnKind(string)
+}
+
+func newEnvWith(t *testing.T, core testCore, cfg Config) *env {
+	t.Helper()
 	cfg.Core = core
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger()
@@ -107,6 +120,53 @@ func schemaFor(ref string) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// branches maps a method to its branch of the ServerNotification or
+// ServerRequest union: the message must match that branch (method and
+// params), which is what the union's oneOf demands, as the methods of the
+// branches are distinct. Validating against the branch rather than the
+// whole union keeps a stream of thousands of deltas cheap to check.
+var branches struct {
+	sync.Once
+	m map[string]string
+}
+
+func branch(t testing.TB, union, method string) string {
+	branches.Do(func() {
+		branches.m = map[string]string{}
+		raw, err := os.ReadFile(schemaFile)
+		if err != nil {
+			return
+		}
+		var doc struct {
+			Definitions map[string]struct {
+				OneOf []struct {
+					Properties struct {
+						Method struct {
+							Enum []string `json:"enum"`
+						} `json:"method"`
+					} `json:"properties"`
+				} `json:"oneOf"`
+			} `json:"definitions"`
+		}
+		if err := json.Unmarshal(raw, &doc, json.RejectUnknownMembers(false)); err != nil {
+			return
+		}
+		for _, u := range []string{"ServerNotification", "ServerRequest"} {
+			for i, b := range doc.Definitions[u].OneOf {
+				for _, name := range b.Properties.Method.Enum {
+					branches.m[u+" "+name] = fmt.Sprintf("%s/oneOf/%d", u, i)
+				}
+			}
+		}
+	})
+	ref, ok := branches.m[union+" "+method]
+	if !ok {
+		t.Errorf("%s is not a method of Codex's %s", method, union)
+		return union
+	}
+	return ref
+}
+
 // responseSchema names the schema of each method's result.
 var responseSchema = map[string]string{
 	appproto.MethodInitialize:             "InitializeResponse",
@@ -161,12 +221,12 @@ func checkSchema(t testing.TB, m *wmsg, method string) {
 	case m.Error != nil:
 		ref, v = "JSONRPCErrorError", m.rawError
 	case m.Method != "" && m.ID != nil:
-		ref, v = "ServerRequest", m.raw
+		ref, v = branch(t, "ServerRequest", m.Method), m.raw
 	case m.Method != "":
 		if m.EmittedAtMs == nil {
 			t.Errorf("notification %s has no top-level emittedAtMs: %s", m.Method, m.raw)
 		}
-		ref, v = "ServerNotification", m.raw
+		ref, v = branch(t, "ServerNotification", m.Method), m.raw
 	default:
 		ref = responseSchema[method]
 		if ref == "" {
@@ -408,7 +468,14 @@ func (c *jclient) pending() []string {
 	defer c.mu.Unlock()
 	var out []string
 	for _, m := range c.queue {
-		out = append(out, string(m.raw))
+		raw := string(m.raw)
+		if len(raw) > 300 {
+			raw = raw[:300] + "..."
+		}
+		out = append(out, raw)
+	}
+	if len(out) > 8 {
+		out = append(out[:4], append([]string{fmt.Sprintf("... %d more ...", len(out)-8)}, out[len(out)-4:]...)...)
 	}
 	return out
 }
@@ -536,3 +603,5 @@ func indexOf(list []string, s string) int {
 
 var _ = context.Background
 var _ = strings.Contains
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

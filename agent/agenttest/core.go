@@ -53,6 +53,7 @@ type Core struct {
 	threads map[string]*stored // every thread, loaded or not
 	closed  bool
 
+	turnKind    string
 	abandon     chan struct{} // closed when Close stops waiting for consumers
 	abandonOnce sync.Once
 }
@@ -380,4 +381,21 @@ func cloneTurns(ts []agent.Turn) []agent.Turn {
 		out[i] = t
 	}
 	return out
+}
+
+// SetTurnKind makes turns started from now on of kind ("regular",
+// "review" or "compact"): review and compact turns cannot be steered.
+func (c *Core) SetTurnKind(kind string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.turnKind = kind
+}
+
+func (c *Core) nextTurnKind() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.turnKind == "" {
+		return "regular"
+	}
+	return c.turnKind
 }

@@ -197,7 +197,7 @@ func (t *Thread) decideLocked(key string, op agent.Op) error {
 // startTurnLocked opens a turn for in and starts its script.
 func (t *Thread) startTurnLocked(in agent.UserInput) string {
 	turn := &Turn{
-		thread: t, id: t.core.NewID(), kind: "regular", input: in.Input,
+		thread: t, id: t.core.NewID(), kind: t.core.nextTurnKind(), input: in.Input,
 		startedAt: t.core.opts.Now(),
 	}
 	turn.ctx, turn.cancel = context.WithCancel(context.Background())

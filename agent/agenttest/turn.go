@@ -260,3 +260,6 @@ func ExecScript(callID, command string) TurnFunc {
 		DefaultTurn(t)
 	}
 }
+
+// Done is closed once the gate is open.
+func (g *Gate) Done() <-chan struct{} { return g.ch }
