@@ -186,10 +186,15 @@ func (t *thread) turnCompletedLocked(ev agent.Event, m agent.TurnCompleted, out 
 	if a == nil || a.id != ev.TurnID {
 		return
 	}
-	for _, c := range t.st.interrupts {
-		out.respond(c, appproto.EmptyResponse{}, nil)
+	kept := t.st.interrupts[:0]
+	for _, pi := range t.st.interrupts {
+		if pi.turnID == a.id {
+			out.respond(pi.call, appproto.EmptyResponse{}, nil)
+		} else {
+			kept = append(kept, pi)
+		}
 	}
-	t.st.interrupts = nil
+	t.st.interrupts = kept
 	if m.Status == agent.TurnStatusFailed {
 		t.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusSystemError}, out)
 	} else {

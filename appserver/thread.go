@@ -49,13 +49,19 @@ type threadState struct {
 	active  *activeTurn
 	// lastTerminalTurnID is the last turn that ended.
 	lastTerminalTurnID string
-	// interrupts are the turn/interrupt requests waiting for the turn to
+	// interrupts are the turn/interrupt requests waiting for their turn to
 	// end.
-	interrupts []*call
+	interrupts []pendingInterrupt
 	// requests are the unresolved server requests of the thread.
 	requests []*serverRequest
 	usage    *agent.TokenUsageInfo
 	unloaded bool
+}
+
+// pendingInterrupt is a turn/interrupt waiting for its turn to end.
+type pendingInterrupt struct {
+	call   *call
+	turnID string
 }
 
 // activeTurn is the running turn and its items so far.
@@ -175,8 +181,8 @@ func (t *thread) unload() {
 		t.withdrawLocked(r, &out)
 	}
 	t.st.requests = nil
-	for _, c := range t.st.interrupts {
-		out.respond(c, appproto.EmptyResponse{}, nil)
+	for _, pi := range t.st.interrupts {
+		out.respond(pi.call, appproto.EmptyResponse{}, nil)
 	}
 	t.st.interrupts = nil
 	t.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusNotLoaded}, &out)
@@ -229,9 +235,9 @@ func (c cmdDropSession) run(t *thread, out *outbox) {
 	}
 	t.orphanedRequestsLocked(c.sess, out)
 	kept := t.st.interrupts[:0]
-	for _, ic := range t.st.interrupts {
-		if ic.sess != c.sess {
-			kept = append(kept, ic)
+	for _, pi := range t.st.interrupts {
+		if pi.call.sess != c.sess {
+			kept = append(kept, pi)
 		}
 	}
 	t.st.interrupts = kept

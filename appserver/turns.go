@@ -120,7 +120,9 @@ func (s *Server) turnSteer(ctx context.Context, c *call, p appproto.TurnSteerPar
 }
 
 // turnInterrupt defers its answer until the core reports the turn ended:
-// the answer then precedes turn/completed {status:"interrupted"}.
+// the answer then precedes turn/completed {status:"interrupted"}. The core
+// decides whether the turn is the active one (the listener may not have
+// seen a turn that was just started, or that just ended).
 func (s *Server) turnInterrupt(ctx context.Context, c *call, p appproto.TurnInterruptParams) (appproto.EmptyResponse, error) {
 	t, err := s.loadedThread(p.ThreadID)
 	if err != nil {
@@ -128,31 +130,25 @@ func (s *Server) turnInterrupt(ctx context.Context, c *call, p appproto.TurnInte
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	a := t.st.active
-	switch {
-	case a == nil:
-		return appproto.EmptyResponse{}, invalidRequest("no active turn to interrupt")
-	case a.id != p.TurnID:
-		return appproto.EmptyResponse{}, invalidRequest(fmt.Sprintf("expected active turn id %s but found %s", p.TurnID, a.id))
-	}
 	// Recorded before submitting, removed if submitting fails: the
 	// listener cannot see the turn end in between, as it needs mu.
-	t.st.interrupts = append(t.st.interrupts, c)
-	if _, err := t.th.Submit(ctx, agent.Interrupt{TurnID: p.TurnID}); err != nil {
-		if errors.Is(err, agent.ErrNoActiveTurn) {
-			// The turn ended in the core and its TurnCompleted is on its
-			// way to the listener, which answers this request with it.
-			return appproto.EmptyResponse{}, errDeferred
-		}
-		t.st.interrupts = t.st.interrupts[:len(t.st.interrupts)-1]
-		var mismatch *agent.TurnMismatchError
-		switch {
-		case errors.Is(err, agent.ErrThreadClosed):
-			return appproto.EmptyResponse{}, invalidRequest("no active turn to interrupt")
-		case errors.As(err, &mismatch):
-			return appproto.EmptyResponse{}, invalidRequest(fmt.Sprintf("expected active turn id %s but found %s", mismatch.Expected, mismatch.Active))
-		}
-		return appproto.EmptyResponse{}, internalError("failed to interrupt turn: " + err.Error())
+	t.st.interrupts = append(t.st.interrupts, pendingInterrupt{call: c, turnID: p.TurnID})
+	_, err = t.th.Submit(ctx, agent.Interrupt{TurnID: p.TurnID})
+	if err == nil {
+		return appproto.EmptyResponse{}, errDeferred
 	}
-	return appproto.EmptyResponse{}, errDeferred
+	if errors.Is(err, agent.ErrNoActiveTurn) && t.st.active != nil && t.st.active.id == p.TurnID {
+		// The turn ended in the core and its TurnCompleted is on its way to
+		// the listener, which answers this request with it.
+		return appproto.EmptyResponse{}, errDeferred
+	}
+	t.st.interrupts = t.st.interrupts[:len(t.st.interrupts)-1]
+	var mismatch *agent.TurnMismatchError
+	switch {
+	case errors.Is(err, agent.ErrNoActiveTurn), errors.Is(err, agent.ErrThreadClosed):
+		return appproto.EmptyResponse{}, invalidRequest("no active turn to interrupt")
+	case errors.As(err, &mismatch):
+		return appproto.EmptyResponse{}, invalidRequest(fmt.Sprintf("expected active turn id %s but found %s", mismatch.Expected, mismatch.Active))
+	}
+	return appproto.EmptyResponse{}, internalError("failed to interrupt turn: " + err.Error())
 }

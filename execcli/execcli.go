@@ -56,6 +56,7 @@ import (
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/rpcserve"
 )
 
 // Exit codes of codexd exec itself; see the package doc.
@@ -195,7 +196,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan o
 		}
 	} else {
 		if cfg.tokenFile != "" {
-			tok, err := execserver.ReadAuthToken(cfg.tokenFile)
+			tok, err := rpcserve.ReadAuthToken(cfg.tokenFile)
 			if err != nil {
 				fmt.Fprintln(stderr, "codexd exec:", err)
 				return ExitUsage

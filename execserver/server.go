@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +21,7 @@ import (
 	"github.com/codexd/codexd/execserver/httpreq"
 	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/rpcserve"
 )
 
 // Defaults of Config.
@@ -46,6 +48,9 @@ type Config struct {
 	// AuthToken, when set, is the bearer token every WebSocket upgrade must
 	// carry.
 	AuthToken string
+	// InsecureNoAuth lets Listen serve ws:// on an address other than
+	// loopback without an AuthToken (see rpcserve.Options).
+	InsecureNoAuth bool
 	// MaxMessage limits one inbound message (default jsonrpc.DefaultMaxMessage).
 	MaxMessage int64
 	// Limits bound the decoding of each message.
@@ -67,6 +72,8 @@ type Server struct {
 	fs   *fsops.Service
 	http *httpreq.Client
 	env  execproto.EnvironmentInfo
+
+	httpHandler http.Handler // rpcserve.Handler of s
 
 	mu           sync.Mutex
 	sessions     map[string]*session
@@ -110,6 +117,7 @@ func New(cfg Config) (*Server, error) {
 		conns:    make(map[*jsonrpc.Conn]struct{}),
 	}
 	s.env = environmentInfo()
+	s.httpHandler = rpcserve.Handler(s, s.listenOptions())
 	return s, nil
 }
 

@@ -436,8 +436,8 @@ func TestUnixAndStdioListeners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.URL != "unix://"+sock {
-		t.Fatalf("URL %s", l.URL)
+	if l.URL() != "unix://"+sock {
+		t.Fatalf("URL %s", l.URL())
 	}
 	served := make(chan error, 1)
 	go func() { served <- l.Serve(nil, nil) }()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
 	"time"
 
@@ -89,6 +88,22 @@ type Options struct {
 	// connection. When nil, a request whose id was read gets -32600 with the
 	// reason, and anything else gets it with a null id.
 	OnInvalid func(ctx context.Context, err *DecodeError) (*Response, error)
+	// MaxQueuedBytes bounds the outbound queue: the bytes of small messages
+	// waiting behind the batch being written (default 1 MiB). A message
+	// larger than it is a large message and goes through OutboundBudget.
+	MaxQueuedBytes int
+	// OnFullQueue says what a write that finds the queue full does:
+	// FullQueueWait (the default) waits for room, honouring the writer's
+	// context; FullQueueClose closes the connection at once.
+	OnFullQueue FullQueuePolicy
+	// OutboundBudget bounds the bytes of large outbound messages a
+	// connection holds at once, from the moment they are reserved
+	// (ReserveResponse) or encoded until they are written (default
+	// DefaultOutboundBudget). A writer waits for its share as long as its
+	// context allows; a message larger than the whole budget is refused
+	// with a *TooLargeError, and a response that large is replaced by a
+	// -32603 error naming the limit.
+	OutboundBudget int64
 	// DrainTimeout bounds how long Close waits for running handlers to
 	// answer before it closes the stream under them (default 5s).
 	DrainTimeout time.Duration
@@ -127,8 +142,9 @@ type Conn struct {
 	ctx    context.Context // cancelled when the connection starts to close
 	cancel context.CancelFunc
 
-	wq  writeQueue
-	sem chan struct{} // one token per running handler
+	wq     writeQueue
+	budget budget        // for large outbound messages; see write.go
+	sem    chan struct{} // one token per running handler
 
 	mu    sync.Mutex
 	state connState
@@ -148,8 +164,9 @@ type connState struct {
 	inbound map[ID]*inboundCall
 	queues  map[string][]*inboundCall // waiting requests per order key
 
-	closing  bool
-	closeErr error // why the connection ended
+	closing     bool
+	closeErr    error        // why the connection ended
+	closeStatus *closeStatus // what to tell a StatusCloser stream, if anything
 }
 
 type slotKind uint8
@@ -171,9 +188,10 @@ type pendingCall struct {
 type inboundCall struct {
 	req       *Request
 	ctx       context.Context
-	returned  bool // the handler has returned
-	unbounded bool // runs outside MaxConcurrency (Options.Unbounded)
-	answered  bool // the response has been written (or dropped on close)
+	returned  bool  // the handler has returned
+	unbounded bool  // runs outside MaxConcurrency (Options.Unbounded)
+	answered  bool  // the response has been written (or dropped on close)
+	reserved  int64 // budget held for the response (ReserveResponse)
 }
 
 // NewConn starts serving stream: it reads until the stream ends or Close is
@@ -194,6 +212,12 @@ func NewConn(stream Stream, opts Options) *Conn {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = DefaultDrainTimeout
 	}
+	if opts.MaxQueuedBytes <= 0 {
+		opts.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
+	if opts.OutboundBudget <= 0 {
+		opts.OutboundBudget = DefaultOutboundBudget
+	}
 	if opts.Handler == nil {
 		opts.Handler = NewMux()
 	}
@@ -212,7 +236,7 @@ func NewConn(stream Stream, opts Options) *Conn {
 	c.state.pending = make(map[ID]*pendingCall)
 	c.state.inbound = make(map[ID]*inboundCall)
 	c.state.queues = make(map[string][]*inboundCall)
-	c.wq.space = sync.NewCond(&c.wq.mu)
+	c.budget.limit = opts.OutboundBudget
 	if ls, ok := stream.(interface{ setLimits(Limits) }); ok {
 		ls.setLimits(opts.Limits)
 	}
@@ -225,6 +249,7 @@ type ctxKey struct{}
 type ctxVal struct {
 	conn *Conn
 	req  *Request
+	in   *inboundCall // nil for notifications
 }
 
 // ConnFrom returns the connection that delivered the request being handled
@@ -313,11 +338,17 @@ func (c *Conn) finish() {
 	go func() {
 		c.handlers.Wait()
 		// Handlers may return with their responses still queued.
-		c.wq.mu.Lock()
-		for c.wq.err == nil && (c.wq.flushing || len(c.wq.pending) > 0) {
-			c.wq.space.Wait()
+		q := &c.wq
+		for {
+			q.mu.Lock()
+			if q.err != nil || !q.flushing && len(q.pending) == 0 {
+				q.mu.Unlock()
+				break
+			}
+			room := q.waitLocked()
+			q.mu.Unlock()
+			<-room
 		}
-		c.wq.mu.Unlock()
 		close(drained)
 	}()
 	t := time.NewTimer(c.opts.DrainTimeout)
@@ -327,7 +358,7 @@ func (c *Conn) finish() {
 		c.log.Warn("jsonrpc: handlers did not drain in time; closing under them")
 	}
 	t.Stop()
-	_ = c.stream.Close()
+	c.closeStream()
 	// A Stream's Close must unblock its Read; one that does not (a reader
 	// nobody can close) must not hold the shutdown forever.
 	rt := time.NewTimer(c.opts.DrainTimeout)
@@ -338,6 +369,7 @@ func (c *Conn) finish() {
 	}
 	rt.Stop()
 	<-drained
+	c.budget.fail(ErrClosed)
 	c.mu.Lock()
 	pending := c.state.pending
 	c.state.pending = map[ID]*pendingCall{}
@@ -494,8 +526,10 @@ func (c *Conn) handleCall(req *Request) {
 			return
 		}
 	}
-	ctx := context.WithValue(c.ctx, ctxKey{}, &ctxVal{conn: c, req: req})
+	cv := &ctxVal{conn: c, req: req}
+	ctx := context.WithValue(c.ctx, ctxKey{}, cv)
 	in := &inboundCall{req: req, ctx: ctx}
+	cv.in = in
 	c.mu.Lock()
 	switch {
 	case c.state.closing:
@@ -599,306 +633,6 @@ func (c *Conn) handlerReturned(in *inboundCall) {
 	c.mu.Unlock()
 }
 
-// answer writes the response of in once; later answers are dropped.
-func (c *Conn) answer(in *inboundCall, result any, herr error) bool {
-	c.mu.Lock()
-	if in.answered {
-		c.mu.Unlock()
-		return false
-	}
-	in.answered = true
-	if in.returned && c.state.inbound[in.req.ID] == in {
-		delete(c.state.inbound, in.req.ID)
-	}
-	c.mu.Unlock()
-	resp := &Response{ID: in.req.ID}
-	if herr != nil {
-		if errors.Is(herr, ErrClosed) && c.ctx.Err() != nil {
-			return true // nobody is listening any more
-		}
-		resp.Error = toWireError(herr)
-	} else {
-		raw, scratch, err := marshalValue(result)
-		if err != nil {
-			resp.Error = &Error{Code: CodeInternalError, Message: "cannot encode result: " + err.Error()}
-		} else {
-			resp.Result = raw
-		}
-		defer putScratch(scratch) // writeResponse copies the result out
-	}
-	c.writeResponse(resp)
-	return true
-}
-
-// Respond sends the deferred response to the inbound request id, whose
-// handler returned (or will return) ErrAsyncResponse. Exactly one of result
-// and herr is used. It fails if no such request is in flight or it was
-// already answered.
-func (c *Conn) Respond(id ID, result any, herr error) error {
-	c.mu.Lock()
-	in := c.state.inbound[id]
-	c.mu.Unlock()
-	if in == nil {
-		return fmt.Errorf("jsonrpc: no request %s in flight", id)
-	}
-	if !c.answer(in, result, herr) {
-		return fmt.Errorf("jsonrpc: request %s was already answered", id)
-	}
-	return nil
-}
-
-func (c *Conn) writeResponse(r *Response) {
-	buf := appendResponse(make([]byte, 0, 64+len(r.Result)), r)
-	if err := c.write(buf); err != nil {
-		c.log.Debug("jsonrpc: response not sent", "id", r.ID.String(), "err", err)
-	}
-}
-
-// write queues msg for the transport. The goroutine that finds no flush
-// under way becomes the flusher: it writes everything queued, in order, in
-// as few transport writes as the stream allows (one system call for a batch
-// on a line stream), while the others return once their message is queued.
-// The queue holds at most maxQueued bytes beyond the message being written;
-// past that, writers wait, so a peer that stops reading blocks its writers
-// rather than growing memory. A write error ends the connection; callers
-// waiting for responses then get ErrClosed.
-func (c *Conn) write(msg []byte) error {
-	return c.writeMany([][]byte{msg}, false)
-}
-
-// writeMany is write for several messages that go out together. With
-// async, the writer does not flush itself: when no flush is under way it
-// starts one in the background and returns. Notifications use it, so that
-// a producer of many (process output) prepares the next while the last go
-// out, and the flusher finds them batched; requests and responses flush
-// inline, which costs no extra goroutine wake-up on a round trip.
-func (c *Conn) writeMany(msgs [][]byte, async bool) error {
-	size := 0
-	for _, m := range msgs {
-		size += len(m)
-	}
-	q := &c.wq
-	q.mu.Lock()
-	for q.err == nil && q.bytes > 0 && q.bytes+size > maxQueued {
-		q.space.Wait()
-	}
-	if q.err != nil {
-		err := q.err
-		q.mu.Unlock()
-		return err
-	}
-	q.pending = append(q.pending, msgs...)
-	q.bytes += size
-	if q.flushing {
-		q.mu.Unlock()
-		return nil
-	}
-	// This writer becomes the flusher; nobody else will while the flag is
-	// set.
-	q.flushing = true
-	q.mu.Unlock()
-	if async {
-		go func() { _ = c.flush() }()
-		return nil
-	}
-	// Before the system call, let the goroutines that are ready to run
-	// (callers woken by the last read, handlers just finished) queue their
-	// messages, so that one write carries them all. When nothing else is
-	// runnable this returns at once; under load it turns a write per
-	// message into a write per burst (64 concurrent callers over loopback
-	// TCP: 1.25 → 8.6 messages per write, 2.3× the calls per second).
-	runtime.Gosched()
-	return c.flush()
-}
-
-// flush writes what is queued until the queue is empty, then clears
-// q.flushing. Only the writer that set q.flushing calls it.
-func (c *Conn) flush() error {
-	q := &c.wq
-	q.mu.Lock()
-	var err error
-	for len(q.pending) > 0 && err == nil {
-		batch := q.pending
-		q.pending, q.spare = q.spare[:0], nil
-		q.bytes = 0
-		q.space.Broadcast()
-		q.mu.Unlock()
-		err = c.writeBatch(batch)
-		for _, m := range batch {
-			putMsgBuf(m) // written: nothing else holds a message
-		}
-		clear(batch)
-		q.mu.Lock()
-		q.spare = batch[:0]
-	}
-	q.flushing = false
-	if err != nil && q.err == nil {
-		q.err = fmt.Errorf("%w: %w", ErrClosed, err)
-		q.pending = nil
-		q.bytes = 0
-	}
-	q.space.Broadcast()
-	q.mu.Unlock()
-	if err != nil {
-		c.shutdown(fmt.Errorf("write: %w", err))
-		return fmt.Errorf("%w: %w", ErrClosed, err)
-	}
-	return nil
-}
-
-// maxQueued bounds the bytes waiting behind the message being written.
-const maxQueued = 1 << 20
-
-// Streamed notifications (process output) are a few KiB each and many per
-// second; their buffers are recycled once written, so that a busy stream
-// does not churn the heap. Smaller messages are not worth a pool round
-// trip, and larger ones are rare.
-const (
-	pooledMin = 4 << 10
-	pooledCap = 16 << 10
-)
-
-var msgPool sync.Pool // of *[]byte, cap pooledCap
-
-func getMsgBuf(size int) []byte {
-	if size < pooledMin || size > pooledCap {
-		return make([]byte, 0, size)
-	}
-	if p, ok := msgPool.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, pooledCap)
-}
-
-func putMsgBuf(b []byte) {
-	if cap(b) == pooledCap {
-		b = b[:0]
-		msgPool.Put(&b)
-	}
-}
-
-type batchWriter interface{ writeBatch(msgs [][]byte) error }
-
-func (c *Conn) writeBatch(msgs [][]byte) error {
-	if bw, ok := c.stream.(batchWriter); ok {
-		return bw.writeBatch(msgs)
-	}
-	for _, m := range msgs {
-		if err := c.stream.Write(m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeQueue is the outbound half of a Conn; see write.
-type writeQueue struct {
-	mu       sync.Mutex
-	space    *sync.Cond
-	pending  [][]byte
-	spare    [][]byte
-	bytes    int
-	flushing bool
-	err      error
-}
-
-// Notify sends a notification.
-func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	c.mu.Lock()
-	closing := c.state.closing
-	c.mu.Unlock()
-	if closing {
-		return ErrClosed
-	}
-	raw, scratch, err := marshalValue(params)
-	if err != nil {
-		return err
-	}
-	req := Request{Method: method, Params: raw, Trace: TraceFrom(ctx)}
-	msg := appendRequest(make([]byte, 0, 64+len(raw)), &req)
-	putScratch(scratch)
-	return c.writeMany([][]byte{msg}, true)
-}
-
-// NotifyAppend sends a notification whose params appendParams encodes
-// itself, appending them to dst, which has room for about sizeHint bytes. It
-// is for hot paths (streamed output) where marshalling and copying the
-// params into the message would cost more than the rest: the message is
-// built in one buffer. appendParams must append exactly one JSON value.
-func (c *Conn) NotifyAppend(ctx context.Context, method string, sizeHint int, appendParams func(dst []byte) []byte) error {
-	c.mu.Lock()
-	closing := c.state.closing
-	c.mu.Unlock()
-	if closing {
-		return ErrClosed
-	}
-	buf := make([]byte, 0, 32+len(method)+sizeHint)
-	buf = append(buf, `{"method":`...)
-	buf, _ = jsontext.AppendQuote(buf, method)
-	buf = append(buf, `,"params":`...)
-	buf = appendParams(buf)
-	if t := TraceFrom(ctx); t != nil {
-		buf = appendTrace(buf, t)
-	}
-	return c.writeMany([][]byte{append(buf, '}')}, true)
-}
-
-// Batch collects notifications to send together: on a line stream they go
-// out in one system call, on a WebSocket in one write of several frames.
-// A streaming producer (process output) uses it to pay one write per batch
-// instead of one per message.
-type Batch struct {
-	c    *Conn
-	msgs [][]byte
-}
-
-// Batch starts an empty batch on c.
-func (c *Conn) Batch() *Batch { return &Batch{c: c} }
-
-// Len reports how many notifications the batch holds.
-func (b *Batch) Len() int { return len(b.msgs) }
-
-// NotifyAppend adds a notification built as by Conn.NotifyAppend.
-func (b *Batch) NotifyAppend(method string, sizeHint int, appendParams func(dst []byte) []byte) {
-	buf := getMsgBuf(32 + len(method) + sizeHint)
-	buf = append(buf, `{"method":`...)
-	buf, _ = jsontext.AppendQuote(buf, method)
-	buf = append(buf, `,"params":`...)
-	buf = appendParams(buf)
-	b.msgs = append(b.msgs, append(buf, '}'))
-}
-
-// Notify adds a notification whose params are marshalled.
-func (b *Batch) Notify(method string, params any) error {
-	raw, scratch, err := marshalValue(params)
-	if err != nil {
-		return err
-	}
-	req := Request{Method: method, Params: raw}
-	b.msgs = append(b.msgs, appendRequest(make([]byte, 0, 64+len(raw)), &req))
-	putScratch(scratch)
-	return nil
-}
-
-// Send writes the batch and empties it. Unlike Notify, it flushes inline
-// when no flush is under way: a producer of batches (a process's output
-// pump) then runs at the pace of the transport, holding no more than one
-// batch in memory.
-func (b *Batch) Send() error {
-	if len(b.msgs) == 0 {
-		return nil
-	}
-	b.c.mu.Lock()
-	closing := b.c.state.closing
-	b.c.mu.Unlock()
-	if closing {
-		return ErrClosed
-	}
-	msgs := b.msgs
-	b.msgs = nil
-	return b.c.writeMany(msgs, false)
-}
-
 // Call sends a request and decodes its result into result (which may be nil
 // to discard it). It returns a remote *Error, ErrClosed, ErrTimeout,
 // ErrCancelled or ErrOverCapacity.
@@ -920,11 +654,23 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 	req := Request{ID: id, Method: method, Params: raw, Trace: TraceFrom(ctx)}
 	msg := appendRequest(make([]byte, 0, 64+len(raw)), &req)
 	putScratch(scratch)
-	if err := c.write(msg); err != nil {
+	// One timeout covers the whole call: waiting for room in the outbound
+	// queue as well as for the response.
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = c.opts.CallTimeout
+	}
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	if err := c.send(ctx, timer, msg, false, false); err != nil {
 		c.forget(id, p)
 		return err
 	}
-	resp, err := c.wait(ctx, id, p, opts)
+	resp, err := c.wait(ctx, timer, id, p)
 	if err != nil {
 		return err
 	}
@@ -981,17 +727,7 @@ func (c *Conn) forget(id ID, p *pendingCall) bool {
 	return true
 }
 
-func (c *Conn) wait(ctx context.Context, id ID, p *pendingCall, opts CallOptions) (*Response, error) {
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = c.opts.CallTimeout
-	}
-	var timer <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timer = t.C
-	}
+func (c *Conn) wait(ctx context.Context, timer <-chan time.Time, id ID, p *pendingCall) (*Response, error) {
 	var err error
 	select {
 	case <-p.done:

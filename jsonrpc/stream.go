@@ -414,6 +414,19 @@ func (s *wsStream) Close() error {
 	return s.c.Close(websocket.StatusNormalClosure, "")
 }
 
+// CloseWithStatus closes with a close frame carrying status and reason
+// (cut to the 123 bytes a close frame has room for).
+func (s *wsStream) CloseWithStatus(status int, reason string) error {
+	if len(reason) > maxCloseReason {
+		reason = reason[:maxCloseReason]
+	}
+	return s.c.Close(websocket.StatusCode(status), reason)
+}
+
+// maxCloseReason is the room for a reason in a close frame: 125 bytes of
+// payload less the 2-byte status.
+const maxCloseReason = 123
+
 // bigWriteBuffer gives the hijacked connection a write buffer that holds a
 // whole output notification: net/http's is 4 KiB, which makes the WebSocket
 // library write every larger frame in two system calls.

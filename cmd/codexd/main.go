@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,14 +22,21 @@ import (
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/execserver/httpreq"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/mockmodel"
+	"github.com/codexd/codexd/rpcserve"
+	"github.com/codexd/codexd/sandbox"
 )
 
 const usage = `usage:
-  codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--session-ttl D]
+  codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--insecure-no-auth] [--session-ttl D]
   codexd exec [--server ws://HOST:PORT] [--tty] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]
+  codexd mock-model [--listen 127.0.0.1:PORT] [--script FILE]
 `
 
 func main() {
+	// A command wrapped by sandbox.Wrap re-executes codexd as its helper:
+	// confine and exec it before anything else runs.
+	sandbox.RunHelperIfRequested()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -42,6 +50,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runExecServer(args[1:], stdin, stdout, stderr)
 	case "exec":
 		return runExec(args[1:], stdin, stdout, stderr)
+	case "mock-model":
+		return mockmodel.Main(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -62,6 +72,7 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	var roots multiFlag
 	fs.Var(&roots, "root", "confine fs paths and process cwd to `DIR` (repeatable)")
 	tokenFile := fs.String("auth-token-file", "", "require this bearer token on WebSocket upgrades")
+	insecureNoAuth := fs.Bool("insecure-no-auth", false, "allow a ws:// listener on an address other than loopback without --auth-token-file")
 	ttl := fs.Duration("session-ttl", execserver.DefaultSessionTTL, "how long a detached session keeps its processes")
 	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in bytes")
 	httpTimeout := fs.Duration("http-timeout", execserver.DefaultHTTPTimeout, "timeout of an http/request that names none")
@@ -74,10 +85,10 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "codexd exec-server:", err)
 		return 2
 	}
-	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage,
+	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage, InsecureNoAuth: *insecureNoAuth,
 		HTTP: httpreq.Config{DefaultTimeout: *httpTimeout, MaxBodyBytes: *httpMaxBody}}
 	if *tokenFile != "" {
-		if cfg.AuthToken, err = execserver.ReadAuthToken(*tokenFile); err != nil {
+		if cfg.AuthToken, err = rpcserve.ReadAuthToken(*tokenFile); err != nil {
 			fmt.Fprintln(stderr, "codexd exec-server:", err)
 			return 2
 		}
@@ -92,6 +103,9 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	defer stop()
 	if err := execserver.Run(ctx, cfg, addr, stdin, stdout); err != nil {
 		fmt.Fprintln(stderr, "codexd exec-server:", err)
+		if errors.Is(err, rpcserve.ErrNoAuth) {
+			return 2
+		}
 		return 1
 	}
 	return 0

@@ -27,6 +27,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exec-server", "--listen", "tcp://x"}, 2, "unknown scheme"},
 		{[]string{"exec-server", "--listen", "ws://example.com:1"}, 2, "IP address"},
 		{[]string{"exec-server", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"exec-server", "--listen", "ws://0.0.0.0:0"}, 2, "--insecure-no-auth"},
 		{[]string{"exec-server", "--auth-token-file", empty}, 2, "is empty"},
 		{[]string{"exec-server", "--auth-token-file", filepath.Join(t.TempDir(), "missing")}, 2, "no such file"},
 		{[]string{"help"}, 0, ""},

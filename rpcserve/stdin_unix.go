@@ -1,0 +1,36 @@
+//go:build unix
+
+package rpcserve
+
+import (
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// closeableStdin makes a stdin pipe or socket closeable while a read is
+// blocked on it, so that shutting the server down (SIGTERM) ends the stdio
+// connection and its processes even when the client keeps its end open. A
+// terminal is left alone: putting it in non-blocking mode would change it
+// for the shell that shares it.
+func closeableStdin(r io.Reader) (io.Reader, io.Closer) {
+	f, ok := r.(*os.File)
+	if !ok {
+		if c, ok := r.(io.Closer); ok {
+			return r, c
+		}
+		return r, nil
+	}
+	fd := int(f.Fd())
+	if _, err := unix.IoctlGetTermios(fd, ioctlGetTermios); err == nil {
+		return r, nil
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return r, nil
+	}
+	// A non-blocking descriptor is registered with the poller, whose Close
+	// wakes a pending Read.
+	nf := os.NewFile(uintptr(fd), f.Name())
+	return nf, nf
+}
