@@ -49,8 +49,20 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 			a.byID[m.Item.ItemID()] = v
 		}
 		v.item, v.completed, v.done = m.Item, ev.Time, true
-		if _, ok := m.Item.(*agent.AgentMessage); ok {
-			a.lastAgent = m.Item.ItemID()
+		switch it := m.Item.(type) {
+		case *agent.AgentMessage:
+			a.lastAgent = it.ID
+		case *agent.UserMessage:
+			// The thread's preview is its first user message.
+			if t.st.info.Preview == "" {
+				for _, in := range it.Content {
+					if in.Type == "text" {
+						t.st.info.Preview = in.Text
+						break
+					}
+				}
+			}
+			t.st.info.Materialized = true
 		}
 		t.toSubscribersLocked(out, appproto.ItemCompleted.Name(), appproto.ItemCompletedNotification{
 			Item: wireItem(m.Item, v), ThreadID: t.id, TurnID: a.id, CompletedAtMs: v.completed.UnixMilli()})
@@ -217,10 +229,9 @@ func (t *thread) turnCompletedLocked(ev agent.Event, m agent.TurnCompleted, out 
 	}
 	t.toSubscribersLocked(out, appproto.TurnCompletedN.Name(), appproto.TurnNotification{ThreadID: t.id, Turn: turn})
 	t.withdrawAllLocked(out)
-	t.st.history = append(t.st.history, a.toTurn(m))
+	t.st.history = append(t.st.history, a.toHist(m, ev.Time))
 	t.st.active = nil
 	t.st.lastTerminalTurnID = a.id
-	if !t.st.info.Materialized {
-		t.st.info.Materialized = true
-	}
+	t.st.info.Materialized = true
+	t.st.info.UpdatedAt = ev.Time
 }

@@ -339,20 +339,23 @@ func wireTurnError(e *agent.TurnError) *appproto.TurnError {
 
 // wireTurn projects a stored turn with its items in view ("full",
 // "summary": user and agent messages, or "notLoaded": none).
-func wireTurn(t agent.Turn, view string) appproto.Turn {
+func wireTurn(t agent.Turn, view string) appproto.Turn { return wireTurnWith(t, view, nil) }
+
+// wireTurnWith is wireTurn with the views (times) of the items, if known.
+func wireTurnWith(t agent.Turn, view string, views map[string]*itemView) appproto.Turn {
 	items := []appproto.ThreadItem{}
-	switch view {
-	case appproto.ItemsFull:
-		for _, it := range t.Items {
-			items = append(items, wireItem(it, nil))
+	for _, it := range t.Items {
+		if view == appproto.ItemsNotLoaded {
+			break
 		}
-	case appproto.ItemsSummary:
-		for _, it := range t.Items {
+		if view == appproto.ItemsSummary {
 			switch it.(type) {
 			case *agent.UserMessage, *agent.AgentMessage:
-				items = append(items, wireItem(it, nil))
+			default:
+				continue
 			}
 		}
+		items = append(items, wireItem(it, views[it.ItemID()]))
 	}
 	out := appproto.Turn{ID: t.ID, RootTurnID: ptr(t.ID), Items: items, ItemsView: view, Status: string(t.Status),
 		Error: wireTurnError(t.Error), StartedAt: unixSec(t.StartedAt), CompletedAt: unixSec(t.CompletedAt)}

@@ -45,7 +45,7 @@ type threadState struct {
 	// subscribers in subscription order.
 	subscribers []*session
 	// history holds the completed turns, as the listener saw them end.
-	history []agent.Turn
+	history []histTurn
 	active  *activeTurn
 	// lastTerminalTurnID is the last turn that ended.
 	lastTerminalTurnID string
@@ -86,14 +86,37 @@ func (a *activeTurn) snapshot() appproto.Turn {
 		Status: appproto.TurnInProgress, StartedAt: unixSec(a.startedAt)}
 }
 
-// toTurn is the turn as stored once it ended.
-func (a *activeTurn) toTurn(tc agent.TurnCompleted) agent.Turn {
+// toHist is the turn as kept once it ended.
+func (a *activeTurn) toHist(tc agent.TurnCompleted, at time.Time) histTurn {
 	items := make([]agent.Item, 0, len(a.items))
+	times := make(map[string]*itemView, len(a.items))
 	for _, v := range a.items {
 		items = append(items, v.item)
+		times[v.item.ItemID()] = v
 	}
-	return agent.Turn{ID: a.id, Status: tc.Status, Items: items, Error: tc.Error, StartedAt: a.startedAt, CompletedAt: tc.CompletedAt}
+	end := tc.CompletedAt
+	if end.IsZero() {
+		end = at
+	}
+	return histTurn{Turn: agent.Turn{ID: a.id, Status: tc.Status, Items: items, Error: tc.Error, StartedAt: a.startedAt, CompletedAt: end}, views: times}
 }
+
+// histTurn is a completed turn, with the times of its items when the
+// listener saw them (nil for turns loaded from the core's history).
+type histTurn struct {
+	agent.Turn
+	views map[string]*itemView
+}
+
+func histFrom(ts []agent.Turn) []histTurn {
+	out := make([]histTurn, len(ts))
+	for i, t := range ts {
+		out[i] = histTurn{Turn: t}
+	}
+	return out
+}
+
+func (h histTurn) wire(view string) appproto.Turn { return wireTurnWith(h.Turn, view, h.views) }
 
 // command is work posted to a thread's listener.
 type command interface{ run(t *thread, out *outbox) }
@@ -107,7 +130,7 @@ type cmdDropSession struct{ sess *session }
 func (s *Server) loadThread(l *agent.Loaded) (*thread, bool) {
 	t := &thread{srv: s, id: l.Thread.ID(), th: l.Thread, created: l.Info.CreatedAt, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	t.st = threadState{info: l.Info, settings: l.Thread.Settings(), status: appproto.ThreadStatus{Type: appproto.StatusIdle},
-		history: l.History, usage: l.Usage}
+		history: histFrom(l.History), usage: l.Usage}
 	s.mu.Lock()
 	if old := s.threads[t.id]; old != nil {
 		s.mu.Unlock()
@@ -272,7 +295,7 @@ func (t *thread) wireLocked(withTurns bool) appproto.Thread {
 	if withTurns {
 		turns = make([]appproto.Turn, 0, len(t.st.history)+1)
 		for _, h := range t.st.history {
-			turns = append(turns, wireTurn(h, appproto.ItemsFull))
+			turns = append(turns, h.wire(appproto.ItemsFull))
 		}
 		if t.st.active != nil {
 			turns = append(turns, t.st.active.snapshot())

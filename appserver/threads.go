@@ -297,7 +297,7 @@ func (s *Server) threadTurnsList(ctx context.Context, c *call, p appproto.Thread
 				return appproto.ThreadTurnsListResponse{}, errNotMaterialized
 			}
 			for _, h := range t.st.history {
-				turns = append(turns, wireTurn(h, view))
+				turns = append(turns, h.wire(view))
 			}
 			if t.st.active != nil {
 				turns = append(turns, t.st.active.snapshot())
