@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/jsonrpc"
 )
@@ -28,8 +30,19 @@ func (s *Server) ServeStreamFrom(stream jsonrpc.Stream, transport, peerName stri
 	jp.sess = sess
 	s.conns.Add(1)
 	defer s.conns.Done()
+	// A WebSocket client too slow to read what it subscribed to is
+	// disconnected, with a close frame that says why, rather than hold back
+	// the thread listeners every other client depends on (Codex drops it
+	// silently). A stream of its own (stdio, a Unix socket) gets
+	// backpressure instead.
+	full := jsonrpc.FullQueueWait
+	if transport == "websocket" {
+		full = jsonrpc.FullQueueClose
+	}
 	conn := jsonrpc.NewConn(stream, jsonrpc.Options{
 		Handler:           jsonrpc.HandlerFunc(jp.handle),
+		OnFullQueue:       full,
+		MaxQueuedBytes:    s.cfg.MaxQueuedBytes,
 		Limits:            s.cfg.Limits,
 		MaxInbound:        s.cfg.MaxInbound,
 		MaxConcurrency:    s.cfg.MaxConcurrency,
@@ -66,8 +79,21 @@ type jsonPeer struct {
 // first requests behind it (the TUI does).
 func (p *jsonPeer) admit(ctx context.Context, req *jsonrpc.Request) error {
 	p.conn.CompareAndSwap(nil, jsonrpc.ConnFrom(ctx))
-	if !req.IsCall() || req.Method != appproto.MethodInitialize {
+	if !req.IsCall() {
 		return nil
+	}
+	if req.Method != appproto.MethodInitialize {
+		// Whether the connection was initialized is decided in arrival
+		// order, here, not when a handler gets to run: a request sent
+		// before initialize is refused even if initialize completes before
+		// its handler starts. Params are checked first, as Codex does.
+		if p.sess.isInitialized() {
+			return nil
+		}
+		if _, err := p.srv.decode(req.Method, req.Params); err != nil {
+			return err
+		}
+		return invalidRequest("Not initialized")
 	}
 	params, err := p.srv.decode(req.Method, req.Params)
 	if err != nil {
@@ -141,11 +167,7 @@ func (p *jsonPeer) notify(n *note) error {
 	if err != nil {
 		return err
 	}
-	// The params are followed by the top-level emittedAtMs member, as in
-	// Codex's notifications.
-	return conn.NotifyAppend(background, n.method, len(enc), func(dst []byte) []byte {
-		return append(dst, enc...)
-	})
+	return conn.SendEncoded(background, enc)
 }
 
 func (p *jsonPeer) request(id int64, r *outRequest) error {
@@ -153,15 +175,20 @@ func (p *jsonPeer) request(id int64, r *outRequest) error {
 	if conn == nil {
 		return jsonrpc.ErrClosed
 	}
-	enc, err := r.encoded()
+	params, err := r.encoded()
 	if err != nil {
 		return err
 	}
-	return conn.NotifyAppend(background, r.method, len(enc)+24, func(dst []byte) []byte {
-		dst = append(dst, enc...)
-		dst = append(dst, `,"id":`...)
-		return strconv.AppendInt(dst, id, 10)
-	})
+	// {"method":M,"id":N,"params":P}, in Codex's order; the params are
+	// encoded once for every recipient.
+	msg := make([]byte, 0, len(params)+len(r.method)+48)
+	msg = append(msg, `{"method":`...)
+	msg, _ = jsontext.AppendQuote(msg, r.method)
+	msg = append(msg, `,"id":`...)
+	msg = strconv.AppendInt(msg, id, 10)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, params...)
+	return conn.SendEncoded(background, append(msg, '}'))
 }
 
 func (p *jsonPeer) respond(id jsonrpc.ID, result any, err error) error {

@@ -39,6 +39,10 @@ type Config struct {
 	MaxInbound     int
 	MaxConcurrency int
 	ClientQueue    int
+	// MaxQueuedBytes bounds each connection's outbound queue (0 means
+	// jsonrpc's default, 1 MiB); a WebSocket client that lets it fill is
+	// disconnected.
+	MaxQueuedBytes int
 	// MaxMessage and Limits bound each inbound message.
 	MaxMessage int64
 	Limits     jsonrpc.Limits

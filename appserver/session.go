@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/execserver/procs"
@@ -26,15 +27,15 @@ type peer interface {
 	shutdown()
 }
 
-// note is a notification on its way to one or more sessions. Its params
-// are encoded once, on first use, for every JSON peer.
+// note is a notification on its way to one or more sessions. It is
+// encoded once, on first use, and the same bytes go to every JSON peer.
 type note struct {
 	method      string
 	params      any
 	emittedAtMs int64
 
 	once sync.Once
-	enc  []byte // params, then `,"emittedAtMs":N`
+	enc  []byte // the whole message
 	err  error
 }
 
@@ -42,17 +43,23 @@ func newNote(method string, params any) *note {
 	return &note{method: method, params: params, emittedAtMs: nowMs()}
 }
 
-// encoded returns the params and the emittedAtMs member, ready to follow
-// `{"method":M,"params":`.
+// encoded returns the message as Codex writes it:
+// {"method":M,"params":P,"emittedAtMs":N}, emittedAtMs at the top level.
 func (n *note) encoded() ([]byte, error) {
 	n.once.Do(func() {
-		b, err := json.Marshal(n.params)
+		params, err := json.Marshal(n.params)
 		if err != nil {
 			n.err = err
 			return
 		}
+		b := make([]byte, 0, len(params)+len(n.method)+48)
+		b = append(b, `{"method":`...)
+		b, _ = jsontext.AppendQuote(b, n.method)
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
 		b = append(b, `,"emittedAtMs":`...)
-		n.enc = strconv.AppendInt(b, n.emittedAtMs, 10)
+		b = strconv.AppendInt(b, n.emittedAtMs, 10)
+		n.enc = append(b, '}')
 	})
 	return n.enc, n.err
 }
