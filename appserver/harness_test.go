@@ -329,8 +329,11 @@ func (m *wmsg) str(t testing.TB, path string) string {
 type jclient struct {
 	t    testing.TB
 	name string
-	conn net.Conn
+	conn io.Closer
 	done chan struct{}
+	// recv reads one message; write sends one.
+	recv  func() ([]byte, error)
+	write func([]byte) error
 
 	mu      sync.Mutex
 	queue   []*wmsg
@@ -338,14 +341,34 @@ type jclient struct {
 	methods map[string]string // request id → method
 	nextID  int
 	changed chan struct{}
+	readErr error // why reading stopped
+	paused  chan struct{}
+}
+
+// readPause stops the reader before its next read, as a client that stops
+// reading; the returned func resumes it.
+func (c *jclient) readPause() (resume func()) {
+	ch := make(chan struct{})
+	c.mu.Lock()
+	c.paused = ch
+	c.mu.Unlock()
+	return func() { close(ch) }
 }
 
 // dial connects a JSON client over a pipe.
 func (e *env) dial(name string) *jclient {
 	e.t.Helper()
 	srvSide, cliSide := net.Pipe()
-	c := &jclient{t: e.t, name: name, conn: cliSide, done: make(chan struct{}), methods: map[string]string{},
-		nextID: 1, changed: make(chan struct{}, 1)}
+	c := newJClient(e.t, name, cliSide)
+	r := bufio.NewReaderSize(cliSide, 1<<20)
+	c.recv = func() ([]byte, error) {
+		line, err := r.ReadBytes('\n')
+		return bytes.TrimSpace(line), err
+	}
+	c.write = func(b []byte) error {
+		_, err := cliSide.Write(append(b, '\n'))
+		return err
+	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -360,15 +383,28 @@ func (e *env) dial(name string) *jclient {
 	return c
 }
 
+func newJClient(t testing.TB, name string, conn io.Closer) *jclient {
+	return &jclient{t: t, name: name, conn: conn, done: make(chan struct{}), methods: map[string]string{},
+		nextID: 1, changed: make(chan struct{}, 1)}
+}
+
 func (c *jclient) read() {
 	defer close(c.done)
-	r := bufio.NewReaderSize(c.conn, 1<<20)
 	for {
-		line, err := r.ReadBytes('\n')
+		c.mu.Lock()
+		p := c.paused
+		c.paused = nil
+		c.mu.Unlock()
+		if p != nil {
+			<-p
+		}
+		line, err := c.recv()
 		if err != nil {
+			c.mu.Lock()
+			c.readErr = err
+			c.mu.Unlock()
 			return
 		}
-		line = bytes.TrimSpace(line)
 		m := &wmsg{raw: line}
 		if err := json.Unmarshal(line, m); err != nil {
 			c.t.Errorf("%s: server sent a line that is not a message: %v: %s", c.name, err, line)
@@ -404,7 +440,7 @@ func (c *jclient) read() {
 // send writes one raw line.
 func (c *jclient) send(line string) {
 	c.t.Helper()
-	if _, err := io.WriteString(c.conn, line+"\n"); err != nil {
+	if err := c.write([]byte(line)); err != nil {
 		c.t.Fatalf("%s: write: %v", c.name, err)
 	}
 }
