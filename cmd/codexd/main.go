@@ -48,6 +48,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "exec-server":
 		return runExecServer(args[1:], stdin, stdout, stderr)
+	case "app-server":
+		return runAppServer(args[1:], stdin, stdout, stderr)
 	case "exec":
 		return runExec(args[1:], stdin, stdout, stderr)
 	case "mock-model":
