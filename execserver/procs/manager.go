@@ -129,7 +129,11 @@ func (m *Manager) Start(opts StartOptions) (*Process, error) {
 	m.mu.Unlock()
 	defer m.inflight.Done()
 
-	sp, err := spawn(&opts, m.cfg.Rows, m.cfg.Cols)
+	rows, cols := m.cfg.Rows, m.cfg.Cols
+	if opts.Rows > 0 && opts.Cols > 0 {
+		rows, cols = opts.Rows, opts.Cols
+	}
+	sp, err := spawn(&opts, rows, cols)
 	if err != nil {
 		m.mu.Lock()
 		if m.procs[opts.ID] == p {
