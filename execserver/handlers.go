@@ -248,15 +248,18 @@ func (c *connection) registerProcess(mux *jsonrpc.Mux) {
 }
 
 func (c *connection) processStart(ctx context.Context, sess *session, p execproto.ProcessStartParams) (execproto.ProcessStartResponse, error) {
-	cwd, err := c.srv.fs.CheckURI(p.Cwd)
+	cwd, cwdDir, err := c.srv.openCwd(p.ProcessID, p.Cwd)
 	if err != nil {
 		return execproto.ProcessStartResponse{}, err
+	}
+	if cwdDir != nil {
+		defer cwdDir.Close()
 	}
 	env := p.Env
 	if p.EnvPolicy != nil {
 		env = buildEnv(*p.EnvPolicy, p.Env)
 	}
-	opts := procs.StartOptions{ID: p.ProcessID, Argv: p.Argv, Cwd: cwd, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin, Held: true}
+	opts := procs.StartOptions{ID: p.ProcessID, Argv: p.Argv, Cwd: cwd, CwdDir: cwdDir, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin, Held: true}
 	if p.Arg0 != nil {
 		opts.Arg0 = *p.Arg0
 	}

@@ -178,6 +178,7 @@ func (s *Server) Close() error {
 	}
 	s.sessionsDone.Wait()
 	s.http.CloseIdleConnections()
+	_ = s.fs.Release()
 	return nil
 }
 

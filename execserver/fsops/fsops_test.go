@@ -46,6 +46,7 @@ func newEnv(t *testing.T, mutate ...func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Release() })
 	return &env{t: t, root: root, home: home, svc: svc}
 }
 

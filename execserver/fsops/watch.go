@@ -53,11 +53,11 @@ func (s *Service) WatchMissing(ctx context.Context, c *ConnState, p execproto.Fs
 		if err != nil {
 			return execproto.FsWatchMissingResponse{}, err
 		}
-		if _, err := os.Lstat(t.path); err == nil {
+		if _, err := t.path.lstat(); err == nil {
 			continue // not missing
 		}
-		if _, ok := nearestDir(t.path); ok {
-			paths = append(paths, t.path)
+		if _, ok := nearestDir(t.path.abs); ok {
+			paths = append(paths, t.path.abs)
 		}
 	}
 

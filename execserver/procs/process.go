@@ -45,6 +45,10 @@ type StartOptions struct {
 	// Cwd is the child's working directory as a host path; "" keeps the
 	// server's.
 	Cwd string
+	// CwdDir, when set, is Cwd already opened: the child changes into this
+	// very directory, whatever Cwd names by the time it starts (the server
+	// opens it through its roots). The caller closes it after Start.
+	CwdDir *os.File
 	// Env is the child's whole environment; nil means an empty one.
 	Env map[string]string
 	// Arg0, when non-empty, is what the child sees as argv[0].

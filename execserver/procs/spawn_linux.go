@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,10 +54,18 @@ func spawn(opts *StartOptions, rows, cols uint16) (*spawned, error) {
 	for _, k := range slices.Sorted(maps.Keys(opts.Env)) {
 		env = append(env, k+"="+opts.Env[k])
 	}
-	if opts.TTY {
-		return spawnPTY(prog, argv, env, opts.Cwd, rows, cols)
+	cwd := opts.Cwd
+	if opts.CwdDir != nil {
+		// The child changes directory after fork, before its descriptors
+		// are rearranged and before exec: the parent's descriptor is still
+		// there, and /proc/self is the child.
+		cwd = "/proc/self/fd/" + strconv.Itoa(int(opts.CwdDir.Fd()))
+		defer runtime.KeepAlive(opts.CwdDir)
 	}
-	return spawnPipes(prog, argv, env, opts.Cwd, opts.PipeStdin)
+	if opts.TTY {
+		return spawnPTY(prog, argv, env, cwd, rows, cols)
+	}
+	return spawnPipes(prog, argv, env, cwd, opts.PipeStdin)
 }
 
 func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool) (s *spawned, err error) {
