@@ -103,6 +103,11 @@ func New(cfg Config) (*Server, error) {
 		// server that must not pile up stuck requests does not.
 		cfg.HTTP.DefaultTimeout = DefaultHTTPTimeout
 	}
+	if cfg.Procs.CgroupRoot != "" {
+		if err := procs.CheckCgroupRoot(cfg.Procs.CgroupRoot); err != nil {
+			return nil, err
+		}
+	}
 	cfg.FS.Roots = append(cfg.FS.Roots, cfg.Roots...)
 	fs, err := fsops.New(cfg.FS)
 	if err != nil {
@@ -177,6 +182,9 @@ func (s *Server) Close() error {
 		sess.close()
 	}
 	s.sessionsDone.Wait()
+	// Orphans adopted as a subreaper (procs.EnableSubreaper) that nothing
+	// ties to a session any more are killed with the server.
+	procs.KillAdopted()
 	s.http.CloseIdleConnections()
 	_ = s.fs.Release()
 	return nil

@@ -21,16 +21,26 @@ import (
 	"github.com/codexd/codexd/execcli"
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/execserver/httpreq"
+	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
 	"github.com/codexd/codexd/rpcserve"
 )
 
 const usage = `usage:
-  codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--insecure-no-auth] [--session-ttl D]
+  codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--insecure-no-auth] [--cgroup-root DIR] [--session-ttl D]
   codexd exec [--server ws://HOST:PORT] [--tty] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "exec-server" {
+		// Every child of this process is started by the exec-server:
+		// orphans of their descendants come back to it, to be reaped and
+		// killed with their session (or the server). (Here rather than in
+		// run, which tests call in their own process.)
+		if err := procs.EnableSubreaper(); err != nil {
+			fmt.Fprintln(os.Stderr, "codexd exec-server: cannot become a child subreaper:", err)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -64,6 +74,7 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	var roots multiFlag
 	fs.Var(&roots, "root", "confine fs paths and process cwd to `DIR` (repeatable)")
 	tokenFile := fs.String("auth-token-file", "", "require this bearer token on WebSocket upgrades")
+	cgroupRoot := fs.String("cgroup-root", "", "give each process a cgroup under this delegated cgroup v2 `DIR`, killed with cgroup.kill")
 	insecureNoAuth := fs.Bool("insecure-no-auth", false, "allow a ws:// listener on an address other than loopback without --auth-token-file")
 	ttl := fs.Duration("session-ttl", execserver.DefaultSessionTTL, "how long a detached session keeps its processes")
 	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in bytes")
@@ -79,6 +90,7 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage, InsecureNoAuth: *insecureNoAuth,
 		HTTP: httpreq.Config{DefaultTimeout: *httpTimeout, MaxBodyBytes: *httpMaxBody}}
+	cfg.Procs.CgroupRoot = *cgroupRoot
 	if *tokenFile != "" {
 		if cfg.AuthToken, err = rpcserve.ReadAuthToken(*tokenFile); err != nil {
 			fmt.Fprintln(stderr, "codexd exec-server:", err)

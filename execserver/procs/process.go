@@ -200,7 +200,8 @@ type Process struct {
 	closed         bool
 	closedSeq      uint64
 	openStreams    int
-	reaping        bool          // once set, pid may be reused: never signal it
+	reaped         bool          // once set, pid may be reused: never signal it
+	cgroup         string        // its cgroup's directory (Config.CgroupRoot), or ""
 	changed        chan struct{} // closed and replaced on every new event
 
 	// A consumer (the server's notification pump) holds the output while a
@@ -256,7 +257,10 @@ func (p *Process) Pid() int { return p.pid }
 func (p *Process) TTY() bool { return p.tty }
 
 // Done is closed once the process is closed: it exited, all its output was
-// read, it was reaped and its descriptors were released.
+// read and its descriptors were released. Its leader is reaped then too,
+// unless something of its group or session still runs: the manager then
+// keeps the zombie, so that the group can still be killed safely, and
+// reaps it once the group is empty.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // NextSeq returns the next seq the process will assign.
@@ -528,14 +532,13 @@ func (p *Process) waitLoop() {
 	p.broadcast()
 	p.mu.Unlock()
 
-	// Reaping waits for EOF so that, while descendants still hold the
-	// output open, the zombie pins the process group id and Terminate and
-	// KillAll can still signal the group safely.
+	// The leader is not reaped here: while descendants still hold the
+	// output open, and after, while anything of its group or session
+	// lives, the zombie pins the group id, so that KillAll can still
+	// signal the group safely. The manager reaps it once the group is
+	// empty (see group_linux.go).
 	<-p.streamsDone
-	p.mu.Lock()
-	p.reaping = true
-	p.mu.Unlock()
-	p.sp.proc.Wait()
+	p.m.pin(p)
 
 	p.mu.Lock()
 	p.closed = true
@@ -620,7 +623,7 @@ func (p *Process) forceCloseOutputs() {
 // signalGroup sends sig to the process group while its leader is not
 // reaped. Called with p.mu held.
 func (p *Process) signalGroup(sig syscall.Signal) error {
-	if p.reaping {
+	if p.reaped {
 		return nil
 	}
 	err := unix.Kill(-p.pid, sig)
@@ -638,8 +641,24 @@ func (p *Process) Terminate() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	running := !p.exited
-	p.signalGroup(unix.SIGKILL)
+	if !p.closed {
+		_ = killCgroup(p.cgroup)
+		p.signalGroup(unix.SIGKILL)
+	}
 	return running
+}
+
+// reap reaps the leader. Nothing signals its group after this.
+func (p *Process) reap() {
+	p.mu.Lock()
+	if p.reaped {
+		p.mu.Unlock()
+		return
+	}
+	p.reaped = true
+	p.mu.Unlock()
+	p.sp.proc.Wait()
+	untrack(p.pid)
 }
 
 // Signal sends sig to the process group. As in Codex, it does nothing once

@@ -1,7 +1,6 @@
 package procs
 
 import (
-	"bytes"
 	"errors"
 	"maps"
 	"os"
@@ -39,7 +38,9 @@ type spawned struct {
 	closers []*os.File // every parent-side file, closed once at the end
 }
 
-func spawn(opts *StartOptions, rows, cols uint16) (*spawned, error) {
+// spawn starts the child. cgroup, when not nil, is the directory of the
+// cgroup it is born in.
+func spawn(opts *StartOptions, rows, cols uint16, cgroup *os.File) (*spawned, error) {
 	prog, err := resolveProgram(opts.Argv[0], opts.Env, opts.Cwd, opts.TTY)
 	if err != nil {
 		return nil, err
@@ -63,12 +64,12 @@ func spawn(opts *StartOptions, rows, cols uint16) (*spawned, error) {
 		defer runtime.KeepAlive(opts.CwdDir)
 	}
 	if opts.TTY {
-		return spawnPTY(prog, argv, env, cwd, rows, cols)
+		return spawnPTY(prog, argv, env, cwd, rows, cols, cgroup)
 	}
-	return spawnPipes(prog, argv, env, cwd, opts.PipeStdin)
+	return spawnPipes(prog, argv, env, cwd, opts.PipeStdin, cgroup)
 }
 
-func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool) (s *spawned, err error) {
+func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool, cgroup *os.File) (s *spawned, err error) {
 	var childEnds, parentEnds []*os.File
 	defer func() {
 		for _, f := range childEnds {
@@ -115,7 +116,7 @@ func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool) (s 
 		Dir:   cwd,
 		Env:   env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Sys:   inCgroup(&syscall.SysProcAttr{Setsid: true}, cgroup),
 	})
 	if err != nil {
 		return nil, err
@@ -125,7 +126,7 @@ func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool) (s 
 	return s, nil
 }
 
-func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16) (s *spawned, err error) {
+func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16, cgroup *os.File) (s *spawned, err error) {
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		return nil, err
@@ -154,7 +155,7 @@ func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16) (s
 		Files: []*os.File{tty, tty, tty},
 		// The child leads a new session whose controlling terminal is the
 		// pty (its fd 0), so ^C and job control behave as in a terminal.
-		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0},
+		Sys: inCgroup(&syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, cgroup),
 	})
 	if err != nil {
 		return nil, err
@@ -165,6 +166,16 @@ func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16) (s
 		outputs: []output{{f: master, stream: StreamPty}},
 		closers: []*os.File{master},
 	}, nil
+}
+
+// inCgroup makes the child be born in cgroup (clone3 with
+// CLONE_INTO_CGROUP) when it is not nil.
+func inCgroup(attr *syscall.SysProcAttr, cgroup *os.File) *syscall.SysProcAttr {
+	if cgroup != nil {
+		attr.UseCgroupFD = true
+		attr.CgroupFD = int(cgroup.Fd())
+	}
+	return attr
 }
 
 func pollableDup(f *os.File) (*os.File, error) {
@@ -268,38 +279,4 @@ func waitExit(pid int) (int, error) {
 		return 128 + int(status), nil
 	}
 	return -1, nil
-}
-
-// killGroupMembers SIGKILLs the processes of process group pgid other than
-// one whose pid is pgid itself: after the leader was reaped, a process with
-// that pid is a stranger who reused it, while the members it left behind
-// still carry the old group id.
-func killGroupMembers(pgid int) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold anything; the
-		// fields after it are: state ppid pgrp ...
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 3 {
-			continue
-		}
-		if pgrp, err := strconv.Atoi(f[2]); err == nil && pgrp == pgid {
-			_ = unix.Kill(pid, unix.SIGKILL)
-		}
-	}
 }
