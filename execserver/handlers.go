@@ -351,7 +351,7 @@ func (c *connection) fsConn() *fsops.ConnState {
 
 func (c *connection) registerFS(mux *jsonrpc.Mux) {
 	fs := c.srv.fs
-	fsMethod(c, mux, execproto.FsReadFile, fs.ReadFile)
+	c.registerReadFile(mux)
 	fsMethod(c, mux, execproto.FsWriteFile, fs.WriteFile)
 	fsMethod(c, mux, execproto.FsCreateDirectory, fs.CreateDirectory)
 	fsMethod(c, mux, execproto.FsGetMetadata, fs.GetMetadata)

@@ -55,6 +55,11 @@ type Config struct {
 	MaxMessage int64
 	// Limits bound the decoding of each message.
 	Limits jsonrpc.Limits
+	// MaxResponseBytes is each connection's budget of bytes in flight for
+	// large responses (default DefaultMaxResponseBytes): an fs/readFile
+	// whose response would not fit in it alone is refused with the limit
+	// named; reads that fit wait for their share.
+	MaxResponseBytes int64
 	// MaxConcurrency bounds the handlers running at once per connection
 	// (default 32). Codex runs one at a time; a long-polling process/read
 	// never delays another request here.
@@ -94,6 +99,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConcurrency <= 0 {
 		cfg.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -226,6 +234,7 @@ func (s *Server) ServeStreamFrom(stream jsonrpc.Stream, transport, peer string) 
 		Handler:           c.mux(),
 		Limits:            s.cfg.Limits,
 		MaxConcurrency:    s.cfg.MaxConcurrency,
+		OutboundBudget:    s.cfg.MaxResponseBytes,
 		Admit:             c.admit,
 		OrderKey:          orderKey,
 		Unbounded:         unbounded,
