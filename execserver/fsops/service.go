@@ -41,8 +41,8 @@ type Config struct {
 	Roots []string
 	// HomeDir is never removed; empty means os.UserHomeDir.
 	HomeDir string
-	// MountInfo is the mount table read before a removal; empty means
-	// /proc/self/mountinfo.
+	// MountInfo is the mount table read before a removal; empty means the
+	// process's own (/proc/self/mountinfo on Linux, getfsstat on macOS).
 	MountInfo string
 	// Limits; zero means Codex's value.
 	MaxReadFileBytes int64
@@ -73,9 +73,7 @@ func New(cfg Config) (*Service, error) {
 		maxHandle: cfg.MaxHandles,
 		maxWatch:  cfg.MaxWatches,
 	}
-	if s.mountInfo == "" {
-		s.mountInfo = "/proc/self/mountinfo"
-	}
+
 	if s.maxRead <= 0 {
 		s.maxRead = DefaultMaxReadFileBytes
 	}
@@ -586,7 +584,7 @@ func (s *Service) protectRemoval(path string, isDir bool) error {
 	if s.home != "" && within(s.home, path) {
 		return invalidRequest("refusing to remove `%s`: it is or contains the home directory `%s`", path, s.home)
 	}
-	mounts, err := readMountPoints(s.mountInfo)
+	mounts, err := mountPoints(s.mountInfo)
 	if err != nil {
 		return internal("refusing to remove `%s`: cannot read the mount table: %v", path, err)
 	}

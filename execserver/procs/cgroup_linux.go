@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -161,4 +162,25 @@ func waitUnpopulated(dir string, d time.Duration) error {
 			return err
 		}
 	}
+}
+
+// inCgroup makes the child be born in cgroup (clone3 with
+// CLONE_INTO_CGROUP) when it is not nil.
+func inCgroup(attr *syscall.SysProcAttr, cgroup *os.File) *syscall.SysProcAttr {
+	if cgroup != nil {
+		attr.UseCgroupFD = true
+		attr.CgroupFD = int(cgroup.Fd())
+	}
+	return attr
+}
+
+// childCwd is the directory the child changes into: with CwdDir, the very
+// directory opened. The child changes directory after fork, before its
+// descriptors are rearranged and before exec: the parent's descriptor is
+// still there, and /proc/self is the child.
+func childCwd(opts *StartOptions) string {
+	if opts.CwdDir != nil {
+		return "/proc/self/fd/" + strconv.Itoa(int(opts.CwdDir.Fd()))
+	}
+	return opts.Cwd
 }

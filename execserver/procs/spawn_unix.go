@@ -1,16 +1,15 @@
+//go:build linux || darwin
+
 package procs
 
 import (
-	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
-	"unsafe"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -55,14 +54,8 @@ func spawn(opts *StartOptions, rows, cols uint16, cgroup *os.File) (*spawned, er
 	for _, k := range slices.Sorted(maps.Keys(opts.Env)) {
 		env = append(env, k+"="+opts.Env[k])
 	}
-	cwd := opts.Cwd
-	if opts.CwdDir != nil {
-		// The child changes directory after fork, before its descriptors
-		// are rearranged and before exec: the parent's descriptor is still
-		// there, and /proc/self is the child.
-		cwd = "/proc/self/fd/" + strconv.Itoa(int(opts.CwdDir.Fd()))
-		defer runtime.KeepAlive(opts.CwdDir)
-	}
+	cwd := childCwd(opts)
+	defer runtime.KeepAlive(opts.CwdDir)
 	if opts.TTY {
 		return spawnPTY(prog, argv, env, cwd, rows, cols, cgroup)
 	}
@@ -168,16 +161,6 @@ func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16, cg
 	}, nil
 }
 
-// inCgroup makes the child be born in cgroup (clone3 with
-// CLONE_INTO_CGROUP) when it is not nil.
-func inCgroup(attr *syscall.SysProcAttr, cgroup *os.File) *syscall.SysProcAttr {
-	if cgroup != nil {
-		attr.UseCgroupFD = true
-		attr.CgroupFD = int(cgroup.Fd())
-	}
-	return attr
-}
-
 func pollableDup(f *os.File) (*os.File, error) {
 	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
@@ -239,44 +222,4 @@ func resolveProgram(name string, env map[string]string, cwd string, tty bool) (s
 		return "", syscall.EACCES
 	}
 	return "", syscall.ENOENT
-}
-
-// Codes of siginfo_t.si_code for SIGCHLD.
-const (
-	cldExited = 1
-	cldKilled = 2
-	cldDumped = 3
-)
-
-// waitExit blocks until pid has terminated and returns its exit code, with
-// 128+N for death by signal N, without reaping it. The zombie keeps the pid,
-// and so the process group id, from being reused until we reap it, which is
-// what makes a later kill(-pgid) safe.
-func waitExit(pid int) (int, error) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EINTR) {
-			return -1, err
-		}
-	}
-	// x/sys leaves the SIGCHLD fields of the union opaque: si_pid, si_uid
-	// and si_status follow the three ints of the header, which on 64-bit
-	// targets are padded to 16 bytes.
-	base := unsafe.Pointer(&info)
-	off := uintptr(12)
-	if unsafe.Sizeof(uintptr(0)) == 8 {
-		off = 16
-	}
-	status := *(*int32)(unsafe.Add(base, off+8))
-	switch info.Code {
-	case cldExited:
-		return int(status), nil
-	case cldKilled, cldDumped:
-		return 128 + int(status), nil
-	}
-	return -1, nil
 }
