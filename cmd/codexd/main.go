@@ -23,15 +23,21 @@ import (
 	"github.com/codexd/codexd/execserver/httpreq"
 	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/mockmodel"
 	"github.com/codexd/codexd/rpcserve"
+	"github.com/codexd/codexd/sandbox"
 )
 
 const usage = `usage:
   codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--insecure-no-auth] [--cgroup-root DIR] [--session-ttl D]
   codexd exec [--server ws://HOST:PORT] [--tty] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]
+  codexd mock-model [--listen 127.0.0.1:PORT] [--script FILE]
 `
 
 func main() {
+	// A command wrapped by sandbox.Wrap re-executes codexd as its helper:
+	// confine and exec it before anything else runs.
+	sandbox.RunHelperIfRequested()
 	if len(os.Args) > 1 && os.Args[1] == "exec-server" {
 		// Every child of this process is started by the exec-server:
 		// orphans of their descendants come back to it, to be reaped and
@@ -54,6 +60,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runExecServer(args[1:], stdin, stdout, stderr)
 	case "exec":
 		return runExec(args[1:], stdin, stdout, stderr)
+	case "mock-model":
+		return mockmodel.Main(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,108 @@
+package agent
+
+// ApprovalPolicy says when a tool call needs the user's approval, with
+// Codex's meanings:
+//   - Untrusted: only commands known to be safe run without asking.
+//   - OnFailure: run sandboxed; ask to run unsandboxed when the sandbox
+//     denied the command.
+//   - OnRequest: the model decides, asking for escalation when it needs it.
+//   - Never: never ask; failures go back to the model.
+type ApprovalPolicy string
+
+const (
+	ApprovalUntrusted ApprovalPolicy = "untrusted"
+	ApprovalOnFailure ApprovalPolicy = "on-failure"
+	ApprovalOnRequest ApprovalPolicy = "on-request"
+	ApprovalNever     ApprovalPolicy = "never"
+)
+
+// SandboxMode is how far commands are confined.
+type SandboxMode string
+
+const (
+	SandboxReadOnly         SandboxMode = "read-only"
+	SandboxWorkspaceWrite   SandboxMode = "workspace-write"
+	SandboxDangerFullAccess SandboxMode = "danger-full-access"
+	// SandboxExternal means the caller confines commands itself.
+	SandboxExternal SandboxMode = "external"
+)
+
+// SandboxPolicy is a sandbox mode with its parameters.
+type SandboxPolicy struct {
+	Mode SandboxMode
+	// WritableRoots are writable in addition to the cwd (workspace-write).
+	WritableRoots []string
+	// NetworkAccess allows outbound network (read-only, workspace-write).
+	NetworkAccess bool
+	// ExcludeTmpdirEnvVar and ExcludeSlashTmp keep $TMPDIR and /tmp
+	// read-only under workspace-write.
+	ExcludeTmpdirEnvVar bool
+	ExcludeSlashTmp     bool
+}
+
+// Settings are what a turn runs with. Each thread has its own, which turns
+// and settings updates change.
+type Settings struct {
+	Model         string
+	ModelProvider string
+	Cwd           string
+	Approval      ApprovalPolicy
+	// ApprovalsReviewer is who reviews approvals ("user" by default).
+	ApprovalsReviewer string
+	Sandbox           SandboxPolicy
+	// PermissionProfile is the named profile the sandbox came from
+	// (":read-only", ":workspace", ":danger-full-access"), if any.
+	PermissionProfile string
+	ReasoningEffort   string // "" means the model's default
+	ReasoningSummary  string // "auto", "concise", "detailed", "none"
+	Personality       string
+	ServiceTier       string
+	// CollaborationMode is "default" or "plan".
+	CollaborationMode string
+}
+
+// Overrides change some settings; nil fields keep the current value.
+type Overrides struct {
+	Model             *string
+	ModelProvider     *string
+	Cwd               *string
+	Approval          *ApprovalPolicy
+	ApprovalsReviewer *string
+	Sandbox           *SandboxPolicy
+	PermissionProfile *string
+	ReasoningEffort   *string
+	ReasoningSummary  *string
+	Personality       *string
+	ServiceTier       *string
+	CollaborationMode *string
+}
+
+// Apply returns s with o applied.
+func (o Overrides) Apply(s Settings) Settings {
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&s.Model, o.Model)
+	set(&s.ModelProvider, o.ModelProvider)
+	set(&s.Cwd, o.Cwd)
+	if o.Approval != nil {
+		s.Approval = *o.Approval
+	}
+	set(&s.ApprovalsReviewer, o.ApprovalsReviewer)
+	if o.Sandbox != nil {
+		s.Sandbox = *o.Sandbox
+		s.Sandbox.WritableRoots = append([]string(nil), o.Sandbox.WritableRoots...)
+	}
+	set(&s.PermissionProfile, o.PermissionProfile)
+	set(&s.ReasoningEffort, o.ReasoningEffort)
+	set(&s.ReasoningSummary, o.ReasoningSummary)
+	set(&s.Personality, o.Personality)
+	set(&s.ServiceTier, o.ServiceTier)
+	set(&s.CollaborationMode, o.CollaborationMode)
+	return s
+}
+
+// IsZero reports whether o changes nothing.
+func (o Overrides) IsZero() bool { return o == Overrides{} }

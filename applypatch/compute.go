@@ -1,0 +1,359 @@
+package applypatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// FS is the filesystem a patch is computed against and applied to. The core
+// implements it with the exec-server client; [LocalFS] uses the os package.
+// Paths are absolute. A missing path must give an error that satisfies
+// errors.Is(err, fs.ErrNotExist).
+type FS interface {
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+	// WriteFile creates or truncates the file; it need not create parents.
+	WriteFile(ctx context.Context, path string, data []byte) error
+	// Remove removes a file (never a directory tree).
+	Remove(ctx context.Context, path string) error
+	MkdirAll(ctx context.Context, path string) error
+	Stat(ctx context.Context, path string) (FileInfo, error)
+}
+
+// FileInfo is what [FS.Stat] reports.
+type FileInfo struct {
+	IsDir bool
+}
+
+// Change is one verified file operation, with absolute paths.
+type Change struct {
+	Kind HunkKind
+	Path string
+	// MovePath is the absolute destination of a moved file, or "".
+	MovePath string
+	// OldContent is the file before the change: an updated or deleted
+	// file's text, or the text an added file replaces (Overwrites set). For
+	// a move, OverwrittenMove holds what the destination had.
+	OldContent      string
+	Overwrites      bool
+	OverwrittenMove *string
+	// NewContent is an added or updated file's text ("" for a delete).
+	NewContent string
+	// UnifiedDiff is the change as unified diff hunks without file headers
+	// (one line of context, as Codex's fileChange diffs).
+	UnifiedDiff string
+
+	// display is the path as the patch spelled it (the destination for a
+	// move), for the summary Codex prints.
+	display string
+}
+
+// Plan is a verified patch: what applying it will do, in patch order.
+type Plan struct {
+	// Cwd is the absolute directory relative paths were resolved against.
+	Cwd string
+	// Patch is the patch text as a standalone apply_patch argument.
+	Patch   string
+	Changes []Change
+}
+
+// Empty reports a patch with no hunks ("*** Begin Patch\n*** End Patch").
+// Codex refuses it ("patch rejected: empty patch" from its safety check,
+// "No files were modified." from [Plan.Apply]).
+func (p *Plan) Empty() bool { return len(p.Changes) == 0 }
+
+// Paths returns every absolute path the plan writes or removes, moves'
+// destinations included, each once, sorted. The approval and sandbox layers
+// check these.
+func (p *Plan) Paths() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, c := range p.Changes {
+		add(c.Path)
+		add(c.MovePath)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// VerifyError is a patch that parsed but cannot be applied to the files as
+// they are. Its Error text is Codex's (e.g. "Failed to find expected lines
+// in /abs/file:\n..." or "Failed to read file to update /abs/file: No such
+// file or directory (os error 2)"); Codex's core shows the model
+// "apply_patch verification failed: " followed by it.
+type VerifyError struct {
+	Path    string
+	Message string
+	Err     error // the FS error, if one caused it
+}
+
+func (e *VerifyError) Error() string { return e.Message }
+func (e *VerifyError) Unwrap() error { return e.Err }
+
+func ioVerifyError(path, context string, err error) *VerifyError {
+	return &VerifyError{Path: path, Message: context + ": " + ioMessage(err), Err: err}
+}
+
+// ResolvePath resolves a patch path against cwd: absolute paths are kept
+// (cleaned), relative ones joined to cwd.
+func ResolvePath(cwd, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(cwd, p)
+}
+
+// overlay is the filesystem as the hunks simulated so far left it.
+type overlay struct {
+	fs    FS
+	files map[string]*string // nil: removed by an earlier hunk
+}
+
+// read returns a path's text. The error is already Codex's message.
+func (o *overlay) read(ctx context.Context, path, context string) (string, error) {
+	if s, ok := o.files[path]; ok {
+		if s == nil {
+			return "", ioVerifyError(path, context, fs.ErrNotExist)
+		}
+		return *s, nil
+	}
+	info, err := o.fs.Stat(ctx, path)
+	if err != nil {
+		return "", ioVerifyError(path, context, err)
+	}
+	if info.IsDir {
+		return "", &VerifyError{Path: path, Message: fmt.Sprintf("%s: path `%s` is not a file", context, path)}
+	}
+	data, err := o.fs.ReadFile(ctx, path)
+	if err != nil {
+		return "", ioVerifyError(path, context, err)
+	}
+	if msg := utf8Problem(data); msg != "" {
+		return "", &VerifyError{Path: path, Message: context + ": " + msg}
+	}
+	return string(data), nil
+}
+
+// peek returns a path's text if it is a readable file, for the contents an
+// add or move overwrites.
+func (o *overlay) peek(ctx context.Context, path string) (*string, error) {
+	if s, ok := o.files[path]; ok {
+		return s, nil
+	}
+	info, err := o.fs.Stat(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err == nil && info.IsDir {
+		return nil, &VerifyError{Path: path, Message: fmt.Sprintf("Failed to write file %s: Is a directory (os error 21)", path)}
+	}
+	data, err := o.fs.ReadFile(ctx, path)
+	if err != nil || utf8Problem(data) != "" {
+		return nil, nil
+	}
+	s := string(data)
+	return &s, nil
+}
+
+// Compute verifies p against the files under cwd (an absolute directory)
+// and returns every change it makes, without writing anything. Errors are a
+// *[VerifyError].
+func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, fmt.Errorf("applypatch: cwd %q is not absolute", cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	plan := &Plan{Cwd: cwd, Patch: p.Text}
+	o := &overlay{fs: fsys, files: map[string]*string{}}
+	for _, h := range p.Hunks {
+		path := ResolvePath(cwd, h.Path)
+		c := Change{Kind: h.Kind, Path: path, display: h.Path}
+		switch h.Kind {
+		case KindAdd:
+			old, err := o.peek(ctx, path)
+			if err != nil {
+				return nil, err
+			}
+			if old != nil {
+				c.OldContent, c.Overwrites = *old, true
+			}
+			c.NewContent = h.Contents
+			o.files[path] = &c.NewContent
+		case KindDelete:
+			old, err := o.read(ctx, path, "Failed to read "+path)
+			if err != nil {
+				return nil, err
+			}
+			c.OldContent = old
+			o.files[path] = nil
+		case KindUpdate:
+			old, err := o.read(ctx, path, "Failed to read file to update "+path)
+			if err != nil {
+				return nil, err
+			}
+			updated, err := applyChunks(old, path, h.Chunks)
+			if err != nil {
+				return nil, err
+			}
+			c.OldContent, c.NewContent = old, updated
+			if h.MovePath != "" {
+				c.MovePath = ResolvePath(cwd, h.MovePath)
+				c.display = h.MovePath
+			}
+			if c.MovePath != "" && c.MovePath != path {
+				prev, err := o.peek(ctx, c.MovePath)
+				if err != nil {
+					return nil, err
+				}
+				c.OverwrittenMove = prev
+				o.files[path] = nil
+				o.files[c.MovePath] = &c.NewContent
+			} else {
+				o.files[path] = &c.NewContent
+			}
+		}
+		c.UnifiedDiff = UnifiedDiff(c.OldContent, c.NewContent, 1)
+		plan.Changes = append(plan.Changes, c)
+	}
+	return plan, nil
+}
+
+// replacement replaces old lines [start, start+oldLen) with lines.
+type replacement struct {
+	start, oldLen int
+	lines         []string
+}
+
+// applyChunks derives an updated file's text as Codex does: each line keeps
+// its own ending (LF or CRLF), inserted lines take the file's first ending,
+// and the result always ends with a newline.
+func applyChunks(contents, path string, chunks []Chunk) (string, error) {
+	src := parseSource(contents)
+	texts := src.texts()
+	var reps []replacement
+	lineIndex := 0
+	for _, c := range chunks {
+		if c.HasContext {
+			i := seekSequence(texts, []string{c.Context}, lineIndex, false)
+			if i < 0 {
+				return "", &VerifyError{Path: path, Message: fmt.Sprintf("Failed to find context '%s' in %s", c.Context, path)}
+			}
+			lineIndex = i + 1
+		}
+		if len(c.OldLines) == 0 {
+			// A pure addition goes at the end of the file (Codex 0.169 no
+			// longer puts it before a final empty line).
+			reps = append(reps, replacement{len(texts), 0, c.NewLines})
+			continue
+		}
+		pattern, newLines := c.OldLines, c.NewLines
+		found := seekSequence(texts, pattern, lineIndex, c.EndOfFile)
+		if found < 0 && pattern[len(pattern)-1] == "" {
+			// The trailing empty line stands for the file's final newline,
+			// which is not a line of texts.
+			pattern = pattern[:len(pattern)-1]
+			if len(newLines) > 0 && newLines[len(newLines)-1] == "" {
+				newLines = newLines[:len(newLines)-1]
+			}
+			found = seekSequence(texts, pattern, lineIndex, c.EndOfFile)
+		}
+		if found < 0 {
+			return "", &VerifyError{Path: path, Message: fmt.Sprintf("Failed to find expected lines in %s:\n%s", path, strings.Join(c.OldLines, "\n"))}
+		}
+		reps = append(reps, replacement{found, len(pattern), newLines})
+		lineIndex = found + len(pattern)
+	}
+	sort.SliceStable(reps, func(i, j int) bool { return reps[i].start < reps[j].start })
+	for i := 1; i < len(reps); i++ {
+		if reps[i].start < reps[i-1].start+reps[i-1].oldLen {
+			// Only an "*** End of File" chunk can land on lines an earlier
+			// chunk replaced. Codex's release build then produces garbage;
+			// refuse instead.
+			return "", &VerifyError{Path: path, Message: fmt.Sprintf("Failed to apply patch to %s: chunks overlap at line %d", path, reps[i].start+1)}
+		}
+	}
+	src.replace(reps)
+	return src.String(), nil
+}
+
+// sourceLine is a line of a file without its ending; ending is "\n",
+// "\r\n", or "" for a last line without one.
+type sourceLine struct{ text, ending string }
+
+type sourceFile struct {
+	lines     []sourceLine
+	preferred string
+}
+
+func parseSource(contents string) *sourceFile {
+	f := &sourceFile{}
+	for contents != "" {
+		i := strings.IndexByte(contents, '\n')
+		if i < 0 {
+			f.lines = append(f.lines, sourceLine{text: contents})
+			break
+		}
+		l := sourceLine{text: contents[:i], ending: "\n"}
+		if strings.HasSuffix(l.text, "\r") {
+			l.text, l.ending = l.text[:len(l.text)-1], "\r\n"
+		}
+		if f.preferred == "" {
+			// The first newline decides, as rustfmt and Ruff detect it.
+			f.preferred = l.ending
+		}
+		f.lines = append(f.lines, l)
+		contents = contents[i+1:]
+	}
+	if f.preferred == "" {
+		f.preferred = "\n"
+	}
+	return f
+}
+
+func (f *sourceFile) texts() []string {
+	out := make([]string, len(f.lines))
+	for i, l := range f.lines {
+		out[i] = l.text
+	}
+	return out
+}
+
+// replace applies sorted, non-overlapping replacements; every line then has
+// an ending (an update always ends with a newline).
+func (f *sourceFile) replace(reps []replacement) {
+	var out []sourceLine
+	next := 0
+	for _, r := range reps {
+		out = append(out, f.lines[next:r.start]...)
+		for _, t := range r.lines {
+			out = append(out, sourceLine{t, f.preferred})
+		}
+		next = r.start + r.oldLen
+	}
+	out = append(out, f.lines[next:]...)
+	for i := range out {
+		if out[i].ending == "" {
+			out[i].ending = f.preferred
+		}
+	}
+	f.lines = out
+}
+
+func (f *sourceFile) String() string {
+	var b strings.Builder
+	for _, l := range f.lines {
+		b.WriteString(l.text)
+		b.WriteString(l.ending)
+	}
+	return b.String()
+}

@@ -1,0 +1,320 @@
+package modelclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codexd/codexd/config"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Options tune a Client. The zero value is ready to use.
+type Options struct {
+	// HTTPClient sends the requests; nil means a client with
+	// http.DefaultTransport's settings (proxies from the environment).
+	HTTPClient *http.Client
+	// Getenv reads the API key and env_http_headers; nil means os.Getenv.
+	Getenv func(string) string
+	// UserAgent defaults to "codexd".
+	UserAgent string
+	// OnRetry, if set, is called before each retry sleeps, so that the
+	// caller can tell its user (Codex's error {willRetry: true}).
+	OnRetry func(Retry)
+	// MaxRetryDelay bounds what a server may ask for with Retry-After: a
+	// longer wait is not retried and the error is returned. Default 2m.
+	MaxRetryDelay time.Duration
+	// Sleep waits between retries; nil means a timer that ctx cancels.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a backoff factor in [0.9, 1.1); nil means random.
+	Jitter func() float64
+}
+
+// Retry describes a retry about to happen.
+type Retry struct {
+	// Attempt is 1 for the first retry, up to Max.
+	Attempt, Max int
+	// Delay is how long it waits first: the server's Retry-After, else
+	// 200ms·2^(Attempt-1) with ±10% jitter, as Codex.
+	Delay time.Duration
+	// Err is what failed: an *APIError, or a transport error.
+	Err error
+}
+
+// Client sends requests to one provider. It is safe for concurrent use.
+type Client struct {
+	provider config.Provider
+	opts     Options
+	sdk      openai.Client
+	base     *url.URL
+}
+
+const backoffBase = 200 * time.Millisecond
+
+// New checks the provider and returns a client for it. The API key is read
+// on each Stream (the environment may change), not here.
+func New(p config.Provider, opts Options) (*Client, error) {
+	if p.WireAPI != "" && p.WireAPI != config.WireResponses {
+		return nil, fmt.Errorf("modelclient: provider %q: wire_api %q is not supported: only \"responses\" is", p.ID, p.WireAPI)
+	}
+	if p.BaseURL == "" {
+		if p.Builtin == config.BuiltinMock {
+			return nil, fmt.Errorf("modelclient: the built-in mock provider has no URL yet: start the mock model and set its BaseURL")
+		}
+		return nil, fmt.Errorf("modelclient: provider %q has no base_url", p.ID)
+	}
+	base, err := url.Parse(p.BaseURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("modelclient: provider %q: base_url %q is not an http(s) URL", p.ID, p.BaseURL)
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = "codexd"
+	}
+	if opts.MaxRetryDelay == 0 {
+		opts.MaxRetryDelay = 2 * time.Minute
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = func() float64 { return 0.9 + 0.2*rand.Float64() }
+	}
+	c := &Client{provider: p, opts: opts, base: base}
+	// The SDK's client is built without openai.DefaultClientOptions, which
+	// read OPENAI_* variables: only the provider decides what is sent.
+	sdkOpts := []option.RequestOption{
+		option.WithBaseURL(p.BaseURL),
+		option.WithHTTPClient(opts.HTTPClient),
+		option.WithMaxRetries(0),
+		option.WithMiddleware(c.middleware),
+	}
+	for k, v := range p.QueryParams {
+		sdkOpts = append(sdkOpts, option.WithQuery(k, v))
+	}
+	c.sdk = openai.Client{Options: sdkOpts}
+	return c, nil
+}
+
+// Provider returns the provider the client was made for; its
+// StreamMaxRetries is the caller's to apply.
+func (c *Client) Provider() config.Provider { return c.provider }
+
+// bearer returns the token for the Authorization header, or "" for a
+// provider without one.
+func (c *Client) bearer() (string, error) {
+	if c.provider.ExperimentalBearerToken != "" {
+		return c.provider.ExperimentalBearerToken, nil
+	}
+	if c.provider.EnvKey == "" {
+		return "", nil
+	}
+	v := strings.TrimSpace(c.opts.Getenv(c.provider.EnvKey))
+	if v == "" {
+		return "", &MissingKeyError{Var: c.provider.EnvKey, Instructions: c.provider.EnvKeyInstructions}
+	}
+	return v, nil
+}
+
+// Stream sends req and returns the response stream once the provider has
+// answered 2xx, retrying 429, 5xx and transport failures up to the
+// provider's RequestMaxRetries. Errors: a *MissingKeyError before anything
+// is sent, an *APIError for an HTTP error, ctx's error when ctx ends.
+func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
+	token, err := c.bearer()
+	if err != nil {
+		return nil, err
+	}
+	body, err := req.Body()
+	if err != nil {
+		return nil, fmt.Errorf("modelclient: encoding the request: %w", err)
+	}
+	opts := []option.RequestOption{option.WithHeader("User-Agent", c.opts.UserAgent)}
+	if token != "" {
+		opts = append(opts, option.WithHeader("Authorization", "Bearer "+token))
+	}
+	for k, v := range c.provider.HTTPHeaders {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	for k, env := range c.provider.EnvHTTPHeaders {
+		if v := strings.TrimSpace(c.opts.Getenv(env)); v != "" {
+			opts = append(opts, option.WithHeader(k, v))
+		}
+	}
+	for k, vs := range req.Header {
+		for i, v := range vs {
+			if i == 0 {
+				opts = append(opts, option.WithHeader(k, v))
+			} else {
+				opts = append(opts, option.WithHeaderAdd(k, v))
+			}
+		}
+	}
+
+	max := c.provider.RequestMaxRetries
+	for attempt := 0; ; attempt++ {
+		s, err := c.send(ctx, body, opts)
+		if err == nil {
+			return s, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		delay, retry := c.retryDelay(err, attempt+1)
+		if !retry || attempt >= max {
+			var ae *APIError
+			if errors.As(err, &ae) {
+				ae.Attempts = attempt + 1
+			}
+			return nil, err
+		}
+		if c.opts.OnRetry != nil {
+			c.opts.OnRetry(Retry{Attempt: attempt + 1, Max: max, Delay: delay, Err: err})
+		}
+		if err := c.opts.Sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// errIdleTimer is the cause the idle timer cancels a request with.
+var errIdleTimer = errors.New("idle timer")
+
+// send makes one request. The stream's context, and the idle timer that
+// cancels it, start before the request: a server that never answers the
+// headers is as idle as one that stops sending events.
+func (c *Client) send(ctx context.Context, body []byte, opts []option.RequestOption) (*Stream, error) {
+	sctx, cancel := context.WithCancelCause(ctx)
+	idle := c.provider.StreamIdleTimeout
+	if idle <= 0 {
+		idle = config.DefaultStreamIdleTimeout
+	}
+	timer := time.AfterFunc(idle, func() { cancel(errIdleTimer) })
+	var res *http.Response
+	err := c.sdk.Post(sctx, "responses", body, &res, opts...)
+	if err != nil {
+		timer.Stop()
+		idleFired := errors.Is(context.Cause(sctx), errIdleTimer)
+		cancel(nil)
+		if res != nil && res.Body != nil {
+			res.Body.Close()
+		}
+		if idleFired && ctx.Err() == nil {
+			return nil, fmt.Errorf("%w: no response within %v", ErrStreamIdle, idle)
+		}
+		return nil, err
+	}
+	return newStream(ctx, sctx, cancel, timer, idle, res), nil
+}
+
+// middleware runs around each HTTP exchange the SDK makes: it drops the
+// SDK's telemetry headers, asks for an event stream, and turns a non-2xx
+// answer into an *APIError (the SDK would otherwise lose the status of a
+// body that is not JSON).
+func (c *Client) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	for k := range req.Header {
+		if strings.HasPrefix(strings.ToLower(k), "x-stainless-") {
+			req.Header.Del(k)
+		}
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := next(req)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode >= 200 && res.StatusCode < 300 {
+		return res, nil
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	e := &APIError{StatusCode: res.StatusCode, Header: res.Header, RetryAfter: retryAfter(res.Header, time.Now())}
+	var body struct {
+		Error *struct {
+			Message string          `json:"message"`
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+			Param   json.RawMessage `json:"param"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &body) == nil && body.Error != nil {
+		e.Message, e.Type, e.Code, e.Param = body.Error.Message, body.Error.Type, codeString(body.Error.Code), codeString(body.Error.Param)
+	} else {
+		e.Message = strings.TrimSpace(string(data))
+		if len(e.Message) > 2048 {
+			e.Message = e.Message[:2048] + "…"
+		}
+	}
+	return nil, e
+}
+
+// retryDelay says whether err is worth another attempt and after how long.
+func (c *Client) retryDelay(err error, attempt int) (time.Duration, bool) {
+	backoff := time.Duration(float64(backoffBase<<min(attempt-1, 20)) * c.opts.Jitter())
+	var ae *APIError
+	if errors.As(err, &ae) {
+		if !ae.Retryable() {
+			return 0, false
+		}
+		if ae.RetryAfter > 0 {
+			return ae.RetryAfter, ae.RetryAfter <= c.opts.MaxRetryDelay
+		}
+		return backoff, true
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) || errors.Is(err, ErrStreamIdle) {
+		return backoff, true // the request did not get through
+	}
+	return 0, false
+}
+
+// retryAfter reads retry-after-ms (OpenAI's) or Retry-After (seconds or an
+// HTTP date).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,47 @@
+// Package sandbox confines the commands an agent runs, with Landlock, under
+// Codex's three sandbox modes:
+//
+//   - read-only: read (and execute) everywhere, write nowhere but a few
+//     harmless devices (/dev/null, /dev/zero, /dev/full, /dev/tty,
+//     /dev/random, /dev/urandom); no network unless NetworkAccess.
+//   - workspace-write: read-only, plus writes under the workspace (the
+//     policy's cwd), the extra WritableRoots, /tmp (and /dev/shm) unless
+//     ExcludeSlashTmp, and $TMPDIR unless ExcludeTmpdirEnvVar; no network
+//     unless NetworkAccess.
+//   - danger-full-access: no confinement.
+//
+// Landlock restricts the calling thread and everything it later executes,
+// and Go cannot run code between fork and exec, so a command is confined by
+// running this program again as a helper: [Wrap] turns a command into
+//
+//	[self, "__codexd_sandbox", POLICY-JSON, "--", argv...]
+//
+// and [RunHelperIfRequested], called first thing in main (and in TestMain),
+// recognises that form, confines its own thread and execve's the command.
+// The helper runs on the machine that runs the command (the exec-server's,
+// possibly remote), so /tmp, $TMPDIR and Landlock support are those of that
+// machine. It exits 126 with a "codexd sandbox: ..." message on stderr when
+// it cannot confine or start the command, and 127 when the command is not
+// found.
+//
+// Network denial uses Landlock's TCP bind/connect rights (ABI 4+) and, on
+// amd64 and arm64, a seccomp filter that refuses socket(2) and
+// socketpair(2) for every family but AF_UNIX, and io_uring_setup(2), as
+// Codex's Linux sandbox does: Landlock alone leaves UDP, raw sockets and
+// Multipath TCP open. Abstract UNIX sockets to outside the sandbox are
+// refused too where the ABI scopes them (6+).
+//
+// The package must never run a command unconfined under read-only or
+// workspace-write: where the kernel has no Landlock (or an error stops any
+// step of the confinement) it refuses, with a clear error, rather than
+// degrade to best effort. It knows nothing of turns, approvals, JSON-RPC or
+// the exec-server: it rewrites an argv, confines a process, and guesses
+// whether a failure was the sandbox's doing ([LikelyDenied]).
+//
+// Known gap: Codex (with bubblewrap) keeps .git, .codex and .agents under a
+// writable root read-only. Landlock can only grant, never carve out, so it
+// cannot express "the workspace except .git" without also forbidding new
+// files at the workspace's top level. The helper therefore leaves them
+// writable, and [Policy.ResolveWritableRoots] reports them as ReadOnlySubpaths so
+// that the approval layer can still refuse to auto-approve writes there.
+package sandbox
