@@ -104,6 +104,7 @@ type Manager struct {
 	sweepDone sync.WaitGroup
 	unpinned  chan struct{} // closed and replaced when pins shrink
 	reaping   int           // leaders taken out of pins, being reaped
+	killing   int           // KillAll calls reading the tree: reap nothing
 
 	inflight  sync.WaitGroup // Start calls past the closed check
 	closeOnce sync.Once
@@ -332,6 +333,9 @@ func (m *Manager) KillAll() {
 		}
 	}
 	cgDir := m.cg.dir
+	// While the tree is read and killed, no leader is reaped: a group id
+	// taken from a pinned leader must keep naming our group until the end.
+	m.killing++
 	m.mu.Unlock()
 
 	// cgroup.kill reaches everything, escaped or not, at once; the groups
@@ -339,6 +343,9 @@ func (m *Manager) KillAll() {
 	// without, a cgroup.
 	_ = killCgroup(cgDir)
 	killGroups(unreaped)
+	m.mu.Lock()
+	m.killing--
+	m.mu.Unlock()
 
 	grace := time.NewTimer(m.cfg.KillGrace)
 	defer grace.Stop()
@@ -488,15 +495,19 @@ func (m *Manager) sweepPins() {
 		var empty []*Process
 		m.mu.Lock()
 		for p := range m.pins {
-			if err == nil && ids[p.pid] && !alive[p.pid] {
-				empty = append(empty, p)
+			// Marked under m.mu, so that a KillAll that starts now leaves
+			// these groups out: their ids may be reused once reaped.
+			if err == nil && m.killing == 0 && ids[p.pid] && !alive[p.pid] {
+				if p.markReaped() {
+					empty = append(empty, p)
+				}
 				delete(m.pins, p)
 			}
 		}
 		m.reaping += len(empty)
 		m.mu.Unlock()
 		for _, p := range empty {
-			p.reap()
+			p.finishReap()
 		}
 		m.mu.Lock()
 		m.reaping -= len(empty)

@@ -655,13 +655,25 @@ func (p *Process) Terminate() bool {
 
 // reap reaps the leader. Nothing signals its group after this.
 func (p *Process) reap() {
+	if p.markReaped() {
+		p.finishReap()
+	}
+}
+
+// markReaped is the first half of reap: from now on nothing signals the
+// group. It reports whether the caller is the one to finish the reap.
+func (p *Process) markReaped() bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.reaped {
-		p.mu.Unlock()
-		return
+		return false
 	}
 	p.reaped = true
-	p.mu.Unlock()
+	return true
+}
+
+// finishReap reaps the leader marked by markReaped.
+func (p *Process) finishReap() {
 	p.sp.proc.Wait()
 	untrack(p.pid)
 }
