@@ -27,6 +27,8 @@ type Core interface {
 	// back into the default listing. SetThreadName names it.
 	ArchiveThread(ctx context.Context, id string) error
 	UnarchiveThread(ctx context.Context, id string) (ThreadInfo, error)
+	// On a loaded thread it also delivers ThreadNameUpdated on the
+	// thread's Events, which is how its subscribers learn the new name.
 	SetThreadName(ctx context.Context, id, name string) error
 	// Models lists the models the configured providers offer.
 	Models(ctx context.Context) ([]ModelInfo, error)
@@ -98,7 +100,10 @@ type ThreadInfo struct {
 	Cwd           string
 	Source        string
 	ThreadSource  string
-	CliVersion    string
+	// Originator is the name of the client that created the thread
+	// (StartOptions.Originator), if known.
+	Originator string
+	CliVersion string
 	// Path is the rollout file; empty for an ephemeral thread.
 	Path      string
 	CreatedAt time.Time

@@ -27,7 +27,7 @@ const DefaultMaxResponseBytes = 768 << 20
 // the response is framed in: a file of n bytes costs about 4n/3, once.
 func (c *connection) registerReadFile(mux *jsonrpc.Mux) {
 	m := jsonrpc.Method[execproto.FsReadFileParams, any](execproto.MethodFsReadFile)
-	handle(c, mux, m, "filesystem", fsSpecOf(execproto.MethodFsReadFile),
+	handle(c, mux, m, "filesystem",
 		func(ctx context.Context, _ *session, p execproto.FsReadFileParams) (any, error) {
 			r, err := c.srv.fs.OpenReadFile(ctx, p)
 			if err != nil {

@@ -10,7 +10,7 @@ import (
 // BenchmarkBatchStream streams batches of 8 KiB notifications, as a process
 // output pump does, through a socket pair whose other end is drained.
 func BenchmarkBatchStream(b *testing.B) {
-	a, other := socketPairB(b)
+	a, other := socketPair(b)
 	c := NewConn(NewLineStream(a, 0), Options{})
 	drained := make(chan struct{})
 	go func() { io.Copy(io.Discard, other); close(drained) }()

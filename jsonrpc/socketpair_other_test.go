@@ -9,7 +9,7 @@ import (
 
 // socketPair returns two connected loopback TCP sockets: they buffer, like
 // the Unix socket pair elsewhere.
-func socketPair(t *testing.T) (net.Conn, net.Conn) {
+func socketPair(t testing.TB) (net.Conn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

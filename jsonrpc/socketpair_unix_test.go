@@ -11,7 +11,7 @@ import (
 
 // socketPair returns two connected Unix sockets. Unlike net.Pipe they buffer,
 // so a test that writes before it reads does not deadlock.
-func socketPair(t *testing.T) (net.Conn, net.Conn) {
+func socketPair(t testing.TB) (net.Conn, net.Conn) {
 	t.Helper()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {

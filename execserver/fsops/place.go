@@ -141,19 +141,60 @@ func (pl place) symlink(target string) error {
 	return pl.root.Symlink(target, pl.rel)
 }
 
+// readDir lists a directory in the order the filesystem gives, as Codex
+// does (os.ReadDir would sort by name).
 func (pl place) readDir() ([]fs.DirEntry, error) {
+	var f *os.File
+	var err error
 	if pl.root == nil {
-		return os.ReadDir(pl.abs)
+		f, err = os.Open(pl.abs)
+	} else {
+		f, err = pl.root.Open(pl.rel)
 	}
-	f, err := pl.root.Open(pl.rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	des, err := f.ReadDir(-1)
-	// os.ReadDir sorts; so do we, for the same listings.
-	sortDirEntries(des)
-	return des, err
+	return f.ReadDir(-1)
+}
+
+// parent is the place of the directory holding pl.
+func (pl place) parent() place {
+	p := place{abs: filepath.Dir(pl.abs), root: pl.root}
+	if pl.root != nil {
+		p.rel = filepath.Dir(pl.rel)
+	}
+	return p
+}
+
+// createDirAll is Rust's create_dir_all, which Codex uses: unlike
+// os.MkdirAll, an existing non-directory at pl is EEXIST (mkdir's own
+// answer), not ENOTDIR.
+func (pl place) createDirAll() error {
+	err := pl.mkdir(0o777)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ENOENT):
+	case pl.isDir():
+		return nil
+	default:
+		return err
+	}
+	if pl.rel != "." && pl.abs != "/" {
+		if err := pl.parent().createDirAll(); err != nil {
+			return err
+		}
+	}
+	if err := pl.mkdir(0o777); err != nil && !pl.isDir() {
+		return err
+	}
+	return nil
+}
+
+func (pl place) isDir() bool {
+	fi, err := pl.stat()
+	return err == nil && fi.IsDir()
 }
 
 // errEscapes is the message of os.Root for a path that leads outside it.
@@ -197,10 +238,6 @@ func writeAll(ctx context.Context, f *os.File, fi fs.FileInfo, r io.Reader) erro
 		return fmt.Errorf("write cancelled: %w", ctx.Err())
 	}
 	return err
-}
-
-func sortDirEntries(des []fs.DirEntry) {
-	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 }
 
 // appendBase64 appends the standard base64 encoding of src to dst, with

@@ -299,9 +299,21 @@ func openRegular(pl place, noFollow bool, display string) (*os.File, fs.FileInfo
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
+		if noFollow {
+			return nil, nil, invalidRequest("path is not a regular file")
+		}
 		return nil, nil, invalidRequest("path `%s` is not a file", display)
 	}
 	return f, fi, nil
+}
+
+// finalSymlinkLoops turns errFinalSymlink into what Codex's open with
+// O_NOFOLLOW reports for it: ELOOP.
+func finalSymlinkLoops(err error) error {
+	if err == errFinalSymlink {
+		return osError(syscall.ELOOP)
+	}
+	return err
 }
 
 // FileReader is an open file for fs/readFile, read in two steps so that
@@ -358,7 +370,7 @@ func (s *Service) OpenReadFile(ctx context.Context, p execproto.FsReadFileParams
 	follow := boolOr(p.FollowSymlinks, true)
 	t, err := s.locate(p.Path, follow, true)
 	if err != nil {
-		return nil, err
+		return nil, finalSymlinkLoops(err)
 	}
 	f, fi, err := openRegular(t.path, !follow, t.given)
 	if err != nil {
@@ -393,6 +405,11 @@ func tooLarge(limit int64) *Error {
 // data lands in a regular file, or, for a FIFO or a device, is written for
 // as long as ctx allows.
 func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) (execproto.FsWriteFileResponse, error) {
+	// Codex's decoder is strict: padding required, no bits set past the
+	// end of the data.
+	if err := execproto.CheckBase64(p.DataBase64); err != nil {
+		return execproto.FsWriteFileResponse{}, invalidRequest("fs/writeFile requires valid base64 dataBase64: %v", err)
+	}
 	data, err := base64.StdEncoding.DecodeString(p.DataBase64)
 	if err != nil {
 		return execproto.FsWriteFileResponse{}, invalidRequest("fs/writeFile requires valid base64 dataBase64: %v", err)
@@ -400,7 +417,7 @@ func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) 
 	follow := boolOr(p.FollowSymlinks, true)
 	t, err := s.locate(p.Path, follow, true)
 	if err != nil {
-		return execproto.FsWriteFileResponse{}, err
+		return execproto.FsWriteFileResponse{}, finalSymlinkLoops(err)
 	}
 	// O_NONBLOCK keeps the open of a FIFO nobody reads from hanging (it
 	// fails instead); writes to a regular file are unaffected.
@@ -430,12 +447,22 @@ func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) 
 
 // CreateDirectory implements fs/createDirectory (recursive by default).
 func (s *Service) CreateDirectory(ctx context.Context, p execproto.FsCreateDirectoryParams) (execproto.FsCreateDirectoryResponse, error) {
+	recursive := boolOr(p.Recursive, true)
 	t, err := s.locate(p.Path, boolOr(p.FollowSymlinks, true), true)
+	if err == errFinalSymlink {
+		// As Codex's no-follow walk answers: a symlink where a directory
+		// must be entered is ENOTDIR, one where it must be made is EEXIST.
+		if recursive {
+			err = osError(syscall.ENOTDIR)
+		} else {
+			err = osError(syscall.EEXIST)
+		}
+	}
 	if err != nil {
 		return execproto.FsCreateDirectoryResponse{}, err
 	}
-	if boolOr(p.Recursive, true) {
-		err = t.path.mkdirAll(0o777)
+	if recursive {
+		err = t.path.createDirAll()
 	} else {
 		err = t.path.mkdir(0o777)
 	}
@@ -539,6 +566,10 @@ func (s *Service) Remove(ctx context.Context, p execproto.FsRemoveParams) (execp
 	follow := boolOr(p.FollowSymlinks, true)
 	recursive := boolOr(p.Recursive, true)
 	force := boolOr(p.Force, true)
+	if !follow && recursive {
+		// Codex refuses the combination before looking at the path.
+		return execproto.FsRemoveResponse{}, internal("recursive no-follow removal is unsupported")
+	}
 	t, err := s.locate(p.Path, follow, false)
 	if err != nil {
 		return execproto.FsRemoveResponse{}, err
@@ -557,8 +588,6 @@ func (s *Service) Remove(ctx context.Context, p execproto.FsRemoveParams) (execp
 	switch {
 	case !isDir, !recursive:
 		err = t.link.remove()
-	case !follow:
-		return execproto.FsRemoveResponse{}, invalidRequest("recursive no-follow removal is unsupported")
 	default:
 		// RemoveAll removes symlinks inside the tree without following
 		// them; mount points inside were refused above.

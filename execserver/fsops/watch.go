@@ -47,18 +47,28 @@ func inodeOf(path string) (inode, bool) {
 // watch that sends one fs/missingChanged through the connection's
 // NotifyFunc when any of its paths comes into existence.
 func (s *Service) WatchMissing(ctx context.Context, c *ConnState, p execproto.FsWatchMissingParams) (execproto.FsWatchMissingResponse, error) {
+	// As in Codex 0.169, a watch is armed only when every path is missing
+	// (a dangling symlink is there) and can still appear (its nearest
+	// existing ancestor is a directory); watch id 0 is never armed.
 	var paths []string
+	watchable := p.WatchID != 0
 	for _, uri := range p.Missing {
 		t, err := s.locate(uri, true, true)
 		if err != nil {
 			return execproto.FsWatchMissingResponse{}, err
 		}
-		if _, err := t.path.lstat(); err == nil {
-			continue // not missing
+		if _, err := t.link.lstat(); err == nil {
+			watchable = false
+			continue
 		}
-		if _, ok := nearestDir(t.path.abs); ok {
-			paths = append(paths, t.path.abs)
+		if _, ok := nearestDir(t.path.abs); !ok {
+			watchable = false
+			continue
 		}
+		paths = append(paths, t.path.abs)
+	}
+	if !watchable {
+		paths = nil
 	}
 
 	c.mu.Lock()

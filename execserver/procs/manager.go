@@ -165,7 +165,11 @@ func (m *Manager) Start(opts StartOptions) (*Process, error) {
 	m.mu.Unlock()
 	defer m.inflight.Done()
 
-	sp, err := spawnTracked(&opts, m.cfg.Rows, m.cfg.Cols, cgFile)
+	rows, cols := m.cfg.Rows, m.cfg.Cols
+	if opts.Rows > 0 && opts.Cols > 0 {
+		rows, cols = opts.Rows, opts.Cols
+	}
+	sp, err := spawnTracked(&opts, rows, cols, cgFile)
 	if err != nil {
 		_ = removeCgroup(p.cgroup, 0)
 		m.mu.Lock()

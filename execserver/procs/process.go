@@ -53,8 +53,10 @@ type StartOptions struct {
 	Env map[string]string
 	// Arg0, when non-empty, is what the child sees as argv[0].
 	Arg0 string
-	// TTY runs the child on a pseudo-terminal of Config.Rows × Config.Cols.
-	TTY bool
+	// TTY runs the child on a pseudo-terminal of Config.Rows × Config.Cols,
+	// or of Rows × Cols when they are set.
+	TTY        bool
+	Rows, Cols uint16
 	// PipeStdin gives a non-tty child a stdin pipe fed by Write; otherwise
 	// its stdin is /dev/null.
 	PipeStdin bool
@@ -568,6 +570,15 @@ func (p *Process) writeLoop() {
 		case <-p.stopWriter:
 			return
 		case b := <-p.stdinQ:
+			if b == nil {
+				// CloseStdin: the writes queued before it are written.
+				if p.tty {
+					_, _ = p.sp.stdin.Write([]byte{4}) // a terminal's end of input: ^D
+					continue
+				}
+				_ = p.sp.stdin.Close()
+				return
+			}
 			if _, err := p.sp.stdin.Write(b); err != nil {
 				// The reader is gone (EPIPE, EIO) or we closed the file:
 				// later writes fail with ErrStdinWrite, as in Codex.
@@ -714,6 +725,9 @@ func (p *Process) Write(ctx context.Context, writeID string, data []byte) (Write
 		return "", errStdinWrite(p.id)
 	default:
 	}
+	if data == nil {
+		data = []byte{} // nil in the queue means CloseStdin
+	}
 	select {
 	case p.stdinQ <- data:
 		p.writeIDs.add(writeID)
@@ -723,6 +737,54 @@ func (p *Process) Write(ctx context.Context, writeID string, data []byte) (Write
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// CloseStdin ends the child's input once the writes queued before it have
+// been written: a pipe is closed (later writes fail with ErrStdinWrite),
+// a terminal gets its end-of-input character. A process without stdin, or
+// whose stdin is gone already, is left as it is.
+func (p *Process) CloseStdin(ctx context.Context) error {
+	if !p.stdinOpen {
+		return nil
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	select {
+	case p.stdinQ <- nil:
+		return nil
+	case <-p.writerDone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ErrNotTTY: Resize of a process that has no terminal.
+var ErrNotTTY = errors.New("process has no terminal")
+
+// Resize changes the size of the process's terminal.
+func (p *Process) Resize(rows, cols uint16) error {
+	if !p.tty || p.sp == nil {
+		return ErrNotTTY
+	}
+	select {
+	case <-p.done:
+		return ErrNotTTY
+	default:
+	}
+	// Through the raw descriptor: Fd() would switch the master to
+	// blocking mode under the poller that reads it.
+	rc, err := p.sp.stdin.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+	}); err != nil {
+		return err
+	}
+	return serr
 }
 
 // Read answers process/read: see ReadOptions. It returns ctx's error if ctx

@@ -1,0 +1,126 @@
+package appserver
+
+import (
+	"context"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/appproto"
+)
+
+func (s *Server) modelList(ctx context.Context, c *call, p appproto.ModelListParams) (appproto.ModelListResponse, error) {
+	models, err := s.core.Models(ctx)
+	if err != nil {
+		return appproto.ModelListResponse{}, coreError(err)
+	}
+	var out []appproto.Model
+	for _, m := range models {
+		if m.Hidden && !deref(p.IncludeHidden) {
+			continue
+		}
+		out = append(out, wireModel(m))
+	}
+	start, end, next, err := page(len(out), p.Cursor, p.Limit)
+	if err != nil {
+		return appproto.ModelListResponse{}, err
+	}
+	return appproto.ModelListResponse{Data: append([]appproto.Model{}, out[start:end]...), NextCursor: next}, nil
+}
+
+var effortDescriptions = map[string]string{
+	"minimal": "Fastest responses with minimal reasoning",
+	"low":     "Fast responses with lighter reasoning",
+	"medium":  "Balances speed and reasoning depth for everyday tasks",
+	"high":    "Greater reasoning depth for complex problems",
+	"xhigh":   "Extra high reasoning depth for complex problems",
+}
+
+func wireModel(m agent.ModelInfo) appproto.Model {
+	efforts := make([]appproto.ReasoningEffortOption, 0, len(m.SupportedEfforts))
+	for _, e := range m.SupportedEfforts {
+		efforts = append(efforts, appproto.ReasoningEffortOption{ReasoningEffort: e, Description: effortDescriptions[e]})
+	}
+	def := m.DefaultReasoningEffort
+	if def == "" {
+		def = "medium"
+	}
+	name := m.DisplayName
+	if name == "" {
+		name = m.ID
+	}
+	return appproto.Model{ID: m.ID, Model: m.ID, DisplayName: name, Description: m.Description, Hidden: m.Hidden,
+		SupportedReasoningEfforts: efforts, DefaultReasoningEffort: def, InputModalities: []string{"text", "image"},
+		AdditionalSpeedTiers: []string{}, ServiceTiers: []jsontextValue{}, IsDefault: m.IsDefault}
+}
+
+func (s *Server) accountRead(ctx context.Context, c *call, p appproto.GetAccountParams) (appproto.GetAccountResponse, error) {
+	// codexd has no ChatGPT login: model providers carry their own keys.
+	return appproto.GetAccountResponse{RequiresOpenaiAuth: false}, nil
+}
+
+func (s *Server) configRead(ctx context.Context, c *call, p appproto.ConfigReadParams) (appproto.ConfigReadResponse, error) {
+	cfg := s.core.Config()
+	approval := wireApproval(cfg.Approval)
+	mode := string(cfg.Sandbox.Mode)
+	if cfg.Sandbox.Mode == agent.SandboxExternal {
+		mode = ""
+	}
+	return appproto.ConfigReadResponse{
+		Config: appproto.Config{Model: optString(cfg.Model), ModelProvider: optString(cfg.ModelProvider), ApprovalPolicy: &approval,
+			ApprovalsReviewer: optString(cfg.ApprovalsReviewer), SandboxMode: optString(mode),
+			ModelReasoningEffort: optString(cfg.ReasoningEffort), ModelReasoningSummary: optString(cfg.ReasoningSummary),
+			ServiceTier: optString(cfg.ServiceTier)},
+		Origins: map[string]jsontextValue{},
+	}, nil
+}
+
+func (s *Server) configRequirementsRead(ctx context.Context, c *call, p appproto.NoParams) (appproto.ConfigRequirementsReadResponse, error) {
+	resp := appproto.ConfigRequirementsReadResponse{SupportsIndependentSpeedModes: ptr(true)}
+	if r := s.cfg.Requirements; r != nil {
+		req := map[string]any{}
+		if len(r.AllowedApprovalPolicies) > 0 {
+			req["allowedApprovalPolicies"] = r.AllowedApprovalPolicies
+		}
+		if len(r.AllowedSandboxModes) > 0 {
+			req["allowedSandboxModes"] = r.AllowedSandboxModes
+		}
+		resp.Requirements = mustJSON(req)
+	}
+	return resp, nil
+}
+
+func (s *Server) skillsList(ctx context.Context, c *call, p appproto.SkillsListParams) (appproto.SkillsListResponse, error) {
+	// codexd loads no skills; each cwd asked about gets an empty list.
+	cwds := p.Cwds
+	if len(cwds) == 0 {
+		cwds = []string{s.core.Config().Cwd}
+	}
+	out := appproto.SkillsListResponse{Data: []appproto.SkillsListEntry{}}
+	for _, cwd := range cwds {
+		out.Data = append(out.Data, appproto.SkillsListEntry{Cwd: cwd, Skills: []jsontextValue{}, Errors: []jsontextValue{}})
+	}
+	return out, nil
+}
+
+func (s *Server) permissionProfileList(ctx context.Context, c *call, p appproto.PermissionProfileListParams) (appproto.PermissionProfileListResponse, error) {
+	out := appproto.PermissionProfileListResponse{Data: []appproto.PermissionProfileSummary{}}
+	var allowed []string
+	if s.cfg.Requirements != nil {
+		allowed = s.cfg.Requirements.AllowedSandboxModes
+	}
+	for _, id := range builtinProfiles {
+		sb, _ := profileSandbox(id)
+		ok := len(allowed) == 0
+		for _, m := range allowed {
+			ok = ok || m == string(sb.Mode)
+		}
+		out.Data = append(out.Data, appproto.PermissionProfileSummary{ID: id, Allowed: ok})
+	}
+	return out, nil
+}
+
+func (s *Server) collaborationModeList(ctx context.Context, c *call, p appproto.CollaborationModeListParams) (appproto.CollaborationModeListResponse, error) {
+	return appproto.CollaborationModeListResponse{Data: []appproto.CollaborationModeMask{
+		{Name: "Plan", Mode: ptr("plan"), ReasoningEffort: ptr("medium")},
+		{Name: "Default", Mode: ptr("default")},
+	}}, nil
+}

@@ -1,0 +1,643 @@
+package appserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/goleak"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/agent/agenttest"
+	"github.com/codexd/codexd/appproto"
+	"github.com/codexd/codexd/jsonrpc"
+)
+
+func TestMain(m *testing.M) {
+	agenttest.CloseGrace = 100 * time.Millisecond
+	goleak.VerifyTestMain(m)
+}
+
+// wait is how long a test waits for something that must happen.
+const wait = 10 * time.Second
+
+// env is a server over a scripted core.
+type env struct {
+	t    *testing.T
+	core testCore
+	srv  *Server
+}
+
+func newEnv(t *testing.T, opts agenttest.Options, cfg Config) *env {
+	t.Helper()
+	return newEnvWith(t, agenttest.New(opts), cfg)
+}
+
+// testCore is a core a test can reach into.
+type testCore interface {
+	agent.Core
+	Thread(id string) *agenttest.Thread
+	SetTurn(agenttest.TurnFunc)
+	SetTurnKind(string)
+}
+
+func newEnvWith(t *testing.T, core testCore, cfg Config) *env {
+	t.Helper()
+	cfg.Core = core
+	if cfg.Logger == nil {
+		cfg.Logger = discardLogger()
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, core: core, srv: srv}
+	t.Cleanup(func() {
+		srv.Close()
+		core.Close()
+	})
+	return e
+}
+
+// --- Schema validation of everything the server sends. ---
+
+var schemaOnce struct {
+	sync.Once
+	c   *jsonschema.Compiler
+	err error
+	mu  sync.Mutex
+	m   map[string]*jsonschema.Schema
+}
+
+const schemaFile = "testdata/schema/codex-0.169-app-server.schema.json"
+
+func schemaFor(ref string) (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() {
+		f, err := os.Open(schemaFile)
+		if err != nil {
+			schemaOnce.err = err
+			return
+		}
+		defer f.Close()
+		doc, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			schemaOnce.err = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("codex.json", doc); err != nil {
+			schemaOnce.err = err
+			return
+		}
+		schemaOnce.c = c
+		schemaOnce.m = make(map[string]*jsonschema.Schema)
+	})
+	if schemaOnce.err != nil {
+		return nil, schemaOnce.err
+	}
+	schemaOnce.mu.Lock()
+	defer schemaOnce.mu.Unlock()
+	if s := schemaOnce.m[ref]; s != nil {
+		return s, nil
+	}
+	s, err := schemaOnce.c.Compile("codex.json#/definitions/" + ref)
+	if err != nil {
+		return nil, err
+	}
+	schemaOnce.m[ref] = s
+	return s, nil
+}
+
+// branches maps a method to its branch of the ServerNotification or
+// ServerRequest union: the message must match that branch (method and
+// params), which is what the union's oneOf demands, as the methods of the
+// branches are distinct. Validating against the branch rather than the
+// whole union keeps a stream of thousands of deltas cheap to check.
+var branches struct {
+	sync.Once
+	m map[string]string
+}
+
+func branch(t testing.TB, union, method string) string {
+	branches.Do(func() {
+		branches.m = map[string]string{}
+		raw, err := os.ReadFile(schemaFile)
+		if err != nil {
+			return
+		}
+		var doc struct {
+			Definitions map[string]struct {
+				OneOf []struct {
+					Properties struct {
+						Method struct {
+							Enum []string `json:"enum"`
+						} `json:"method"`
+					} `json:"properties"`
+				} `json:"oneOf"`
+			} `json:"definitions"`
+		}
+		if err := json.Unmarshal(raw, &doc, json.RejectUnknownMembers(false)); err != nil {
+			return
+		}
+		for _, u := range []string{"ServerNotification", "ServerRequest"} {
+			for i, b := range doc.Definitions[u].OneOf {
+				for _, name := range b.Properties.Method.Enum {
+					branches.m[u+" "+name] = fmt.Sprintf("%s/oneOf/%d", u, i)
+				}
+			}
+		}
+	})
+	ref, ok := branches.m[union+" "+method]
+	if !ok {
+		t.Errorf("%s is not a method of Codex's %s", method, union)
+		return union
+	}
+	return ref
+}
+
+// responseSchema names the schema of each method's result.
+var responseSchema = map[string]string{
+	appproto.MethodInitialize:             "InitializeResponse",
+	appproto.MethodThreadStart:            "v2/ThreadStartResponse",
+	appproto.MethodThreadResume:           "v2/ThreadResumeResponse",
+	appproto.MethodThreadFork:             "v2/ThreadForkResponse",
+	appproto.MethodThreadRead:             "v2/ThreadReadResponse",
+	appproto.MethodThreadList:             "v2/ThreadListResponse",
+	appproto.MethodThreadLoadedList:       "v2/ThreadLoadedListResponse",
+	appproto.MethodThreadTurnsList:        "v2/ThreadTurnsListResponse",
+	appproto.MethodThreadUnsubscribe:      "v2/ThreadUnsubscribeResponse",
+	appproto.MethodThreadArchive:          "v2/ThreadArchiveResponse",
+	appproto.MethodThreadUnarchive:        "v2/ThreadUnarchiveResponse",
+	appproto.MethodThreadNameSet:          "v2/ThreadSetNameResponse",
+	appproto.MethodThreadSettingsUpdate:   "v2/ThreadSettingsUpdateResponse",
+	appproto.MethodTurnStart:              "v2/TurnStartResponse",
+	appproto.MethodTurnSteer:              "v2/TurnSteerResponse",
+	appproto.MethodTurnInterrupt:          "v2/TurnInterruptResponse",
+	appproto.MethodModelList:              "v2/ModelListResponse",
+	appproto.MethodAccountRead:            "v2/GetAccountResponse",
+	appproto.MethodConfigRead:             "v2/ConfigReadResponse",
+	appproto.MethodConfigRequirementsRead: "v2/ConfigRequirementsReadResponse",
+	appproto.MethodSkillsList:             "v2/SkillsListResponse",
+	appproto.MethodPermissionProfileList:  "v2/PermissionProfileListResponse",
+	appproto.MethodCollaborationModeList:  "v2/CollaborationModeListResponse",
+	appproto.MethodCommandExec:            "v2/CommandExecResponse",
+	appproto.MethodCommandExecWrite:       "v2/CommandExecWriteResponse",
+	appproto.MethodCommandExecTerminate:   "v2/CommandExecTerminateResponse",
+	appproto.MethodCommandExecResize:      "v2/CommandExecResizeResponse",
+	appproto.MethodFsReadFile:             "v2/FsReadFileResponse",
+	appproto.MethodFsWriteFile:            "v2/FsWriteFileResponse",
+	appproto.MethodFsCreateDirectory:      "v2/FsCreateDirectoryResponse",
+	appproto.MethodFsGetMetadata:          "v2/FsGetMetadataResponse",
+	appproto.MethodFsReadDirectory:        "v2/FsReadDirectoryResponse",
+	appproto.MethodFsRemove:               "v2/FsRemoveResponse",
+	appproto.MethodFsCopy:                 "v2/FsCopyResponse",
+}
+
+// validated counts the messages checked against the schema, by kind.
+var validated struct {
+	sync.Mutex
+	n map[string]int
+}
+
+// checkSchema validates one message the server sent. method is the
+// method of the request a response answers ("" when unknown).
+func checkSchema(t testing.TB, m *wmsg, method string) {
+	t.Helper()
+	var ref string
+	var v jsontext.Value
+	switch {
+	case m.Error != nil:
+		ref, v = "JSONRPCErrorError", m.rawError
+	case m.Method != "" && m.ID != nil:
+		ref, v = branch(t, "ServerRequest", m.Method), m.raw
+	case m.Method != "":
+		if m.EmittedAtMs == nil {
+			t.Errorf("notification %s has no top-level emittedAtMs: %s", m.Method, m.raw)
+		}
+		ref, v = branch(t, "ServerNotification", m.Method), m.raw
+	default:
+		ref = responseSchema[method]
+		if ref == "" {
+			t.Errorf("no schema for the response to %q: %s", method, m.raw)
+			return
+		}
+		v = m.Result
+	}
+	s, err := schemaFor(ref)
+	if err != nil {
+		t.Fatalf("schema %s: %v", ref, err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
+	if err != nil {
+		t.Errorf("message is not JSON: %v: %s", err, v)
+		return
+	}
+	if err := s.Validate(doc); err != nil {
+		t.Errorf("message does not match Codex's schema %s: %v\n%s", ref, err, m.raw)
+	}
+	validated.Lock()
+	if validated.n == nil {
+		validated.n = map[string]int{}
+	}
+	validated.n[ref]++
+	validated.Unlock()
+}
+
+// --- A JSON client over a pipe. ---
+
+// wmsg is a message the server sent, as it arrived.
+type wmsg struct {
+	raw         []byte
+	Method      string         `json:"method"`
+	ID          jsontext.Value `json:"id"`
+	Params      jsontext.Value `json:"params"`
+	Result      jsontext.Value `json:"result"`
+	rawError    jsontext.Value
+	Error       *wireErr `json:"error"`
+	EmittedAtMs *int64   `json:"emittedAtMs"`
+}
+
+type wireErr struct {
+	Code    int64          `json:"code"`
+	Message string         `json:"message"`
+	Data    jsontext.Value `json:"data"`
+}
+
+func (m *wmsg) String() string { return string(m.raw) }
+
+// param decodes the params member at path (a JSON pointer) into v.
+func (m *wmsg) param(path string, v any) error { return pointer(m.Params, path, v) }
+
+func pointer(doc jsontext.Value, path string, v any) error {
+	var cur any
+	if err := json.Unmarshal(doc, &cur); err != nil {
+		return err
+	}
+	if path != "" {
+		for _, tok := range strings.Split(path[1:], "/") {
+			switch x := cur.(type) {
+			case map[string]any:
+				next, ok := x[tok]
+				if !ok {
+					return fmt.Errorf("%s not found", path)
+				}
+				cur = next
+			case []any:
+				i, err := strconv.Atoi(tok)
+				if err != nil || i < 0 || i >= len(x) {
+					return fmt.Errorf("%s not found", path)
+				}
+				cur = x[i]
+			default:
+				return fmt.Errorf("%s not found", path)
+			}
+		}
+	}
+	b, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// str returns the string at path in m's params (or result).
+func (m *wmsg) str(t testing.TB, path string) string {
+	t.Helper()
+	doc := m.Params
+	if doc == nil {
+		doc = m.Result
+	}
+	var s string
+	if err := pointer(doc, path, &s); err != nil {
+		t.Fatalf("%v in %s", err, m.raw)
+	}
+	return s
+}
+
+type jclient struct {
+	t    testing.TB
+	name string
+	conn io.Closer
+	done chan struct{}
+	// recv reads one message; write sends one.
+	recv  func() ([]byte, error)
+	write func([]byte) error
+
+	mu      sync.Mutex
+	queue   []*wmsg
+	log     []*wmsg
+	methods map[string]string // request id → method
+	nextID  int
+	changed chan struct{}
+	readErr error // why reading stopped
+	paused  chan struct{}
+}
+
+// readPause stops the reader before its next read, as a client that stops
+// reading; the returned func resumes it.
+func (c *jclient) readPause() (resume func()) {
+	ch := make(chan struct{})
+	c.mu.Lock()
+	c.paused = ch
+	c.mu.Unlock()
+	return func() { close(ch) }
+}
+
+// dial connects a JSON client over a pipe.
+func (e *env) dial(name string) *jclient {
+	e.t.Helper()
+	srvSide, cliSide := net.Pipe()
+	c := newJClient(e.t, name, cliSide)
+	r := bufio.NewReaderSize(cliSide, 1<<20)
+	c.recv = func() ([]byte, error) {
+		line, err := r.ReadBytes('\n')
+		return bytes.TrimSpace(line), err
+	}
+	c.write = func(b []byte) error {
+		_, err := cliSide.Write(append(b, '\n'))
+		return err
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = e.srv.ServeStream(jsonrpc.NewLineStream(srvSide, 0))
+	}()
+	go c.read()
+	e.t.Cleanup(func() {
+		cliSide.Close()
+		<-c.done
+		<-served
+	})
+	return c
+}
+
+func newJClient(t testing.TB, name string, conn io.Closer) *jclient {
+	return &jclient{t: t, name: name, conn: conn, done: make(chan struct{}), methods: map[string]string{},
+		nextID: 1, changed: make(chan struct{}, 1)}
+}
+
+func (c *jclient) read() {
+	defer close(c.done)
+	for {
+		c.mu.Lock()
+		p := c.paused
+		c.paused = nil
+		c.mu.Unlock()
+		if p != nil {
+			<-p
+		}
+		line, err := c.recv()
+		if err != nil {
+			c.mu.Lock()
+			c.readErr = err
+			c.mu.Unlock()
+			return
+		}
+		m := &wmsg{raw: line}
+		if err := json.Unmarshal(line, m); err != nil {
+			c.t.Errorf("%s: server sent a line that is not a message: %v: %s", c.name, err, line)
+			continue
+		}
+		if m.Error != nil {
+			var w struct {
+				Error jsontext.Value `json:"error"`
+			}
+			_ = json.Unmarshal(line, &w)
+			m.rawError = w.Error
+		}
+		c.mu.Lock()
+		method := ""
+		if m.Method == "" {
+			method = c.methods[string(m.ID)]
+		}
+		c.queue = append(c.queue, m)
+		c.log = append(c.log, m)
+		c.mu.Unlock()
+		if m.Method != "" || m.Error == nil {
+			checkSchema(c.t, m, method)
+		} else {
+			checkSchema(c.t, m, method)
+		}
+		select {
+		case c.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// send writes one raw line.
+func (c *jclient) send(line string) {
+	c.t.Helper()
+	if err := c.write([]byte(line)); err != nil {
+		c.t.Fatalf("%s: write: %v", c.name, err)
+	}
+}
+
+// requestID sends method with the given id (a JSON value) and params.
+func (c *jclient) requestID(id string, method string, params any) {
+	c.t.Helper()
+	c.mu.Lock()
+	c.methods[id] = method
+	c.mu.Unlock()
+	msg := `{"method":` + strconv.Quote(method) + `,"id":` + id
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		msg += `,"params":` + string(b)
+	}
+	c.send(msg + "}")
+}
+
+// request sends method with the next numeric id and returns the id.
+func (c *jclient) request(method string, params any) string {
+	c.t.Helper()
+	c.mu.Lock()
+	id := strconv.Itoa(c.nextID)
+	c.nextID++
+	c.mu.Unlock()
+	c.requestID(id, method, params)
+	return id
+}
+
+// next removes and returns the first queued message that match accepts,
+// waiting for it.
+func (c *jclient) next(what string, match func(*wmsg) bool) *wmsg {
+	c.t.Helper()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		for i, m := range c.queue {
+			if match(m) {
+				c.queue = append(c.queue[:i:i], c.queue[i+1:]...)
+				c.mu.Unlock()
+				return m
+			}
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.changed:
+		case <-c.done:
+			c.t.Fatalf("%s: connection closed while waiting for %s", c.name, what)
+		case <-deadline.C:
+			c.t.Fatalf("%s: timed out waiting for %s; have %v", c.name, what, c.pending())
+		}
+	}
+}
+
+func (c *jclient) pending() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, m := range c.queue {
+		raw := string(m.raw)
+		if len(raw) > 300 {
+			raw = raw[:300] + "..."
+		}
+		out = append(out, raw)
+	}
+	if len(out) > 8 {
+		out = append(out[:4], append([]string{fmt.Sprintf("... %d more ...", len(out)-8)}, out[len(out)-4:]...)...)
+	}
+	return out
+}
+
+// response waits for the answer to id.
+func (c *jclient) response(id string) *wmsg {
+	c.t.Helper()
+	return c.next("the response to "+id, func(m *wmsg) bool { return m.Method == "" && string(m.ID) == id })
+}
+
+// note waits for a notification of method.
+func (c *jclient) note(method string) *wmsg {
+	c.t.Helper()
+	return c.next("notification "+method, func(m *wmsg) bool { return m.Method == method && m.ID == nil })
+}
+
+// serverRequest waits for a server request of method.
+func (c *jclient) serverRequest(method string) *wmsg {
+	c.t.Helper()
+	return c.next("server request "+method, func(m *wmsg) bool { return m.Method == method && m.ID != nil })
+}
+
+// call sends a request and waits for its answer, which must be a result.
+func (c *jclient) call(method string, params any) *wmsg {
+	c.t.Helper()
+	m := c.response(c.request(method, params))
+	if m.Error != nil {
+		c.t.Fatalf("%s: %s failed: %d %s", c.name, method, m.Error.Code, m.Error.Message)
+	}
+	return m
+}
+
+// callErr sends a request and returns its error, which it must be.
+func (c *jclient) callErr(method string, params any) *wireErr {
+	c.t.Helper()
+	m := c.response(c.request(method, params))
+	if m.Error == nil {
+		c.t.Fatalf("%s: %s succeeded, want an error: %s", c.name, method, m.raw)
+	}
+	return m.Error
+}
+
+// barrier makes a round trip: everything the server queued for this
+// connection before it is then in the queue.
+func (c *jclient) barrier() {
+	c.t.Helper()
+	c.call(appproto.MethodThreadLoadedList, map[string]any{})
+}
+
+// has reports whether a queued message matches.
+func (c *jclient) has(match func(*wmsg) bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.queue {
+		if match(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// logged returns every message received so far, in order.
+func (c *jclient) logged() []*wmsg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*wmsg(nil), c.log...)
+}
+
+func (c *jclient) initialize(caps map[string]any) *wmsg {
+	c.t.Helper()
+	p := map[string]any{"clientInfo": map[string]any{"name": c.name, "title": nil, "version": "1.0"}}
+	if caps != nil {
+		p["capabilities"] = caps
+	}
+	return c.call(appproto.MethodInitialize, p)
+}
+
+// startThread starts a thread and returns its id (its thread/started is
+// left in the queue).
+func (c *jclient) startThread(params map[string]any) string {
+	c.t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	return c.call(appproto.MethodThreadStart, params).str(c.t, "/thread/id")
+}
+
+func (c *jclient) startTurn(thread, text string) string {
+	c.t.Helper()
+	return c.call(appproto.MethodTurnStart, map[string]any{"threadId": thread,
+		"input": []any{map[string]any{"type": "text", "text": text, "text_elements": []any{}}}}).str(c.t, "/turn/id")
+}
+
+func text(s string) []map[string]any {
+	return []map[string]any{{"type": "text", "text": s, "text_elements": []any{}}}
+}
+
+func discardLogger() *slogLogger { return slogDiscard }
+
+func methodsOf(ms []*wmsg) []string {
+	var out []string
+	for _, m := range ms {
+		switch {
+		case m.Method != "" && m.ID != nil:
+			out = append(out, "request:"+m.Method)
+		case m.Method != "":
+			out = append(out, m.Method)
+		case m.Error != nil:
+			out = append(out, "error:"+string(m.ID))
+		default:
+			out = append(out, "response:"+string(m.ID))
+		}
+	}
+	return out
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+var _ = context.Background
+var _ = strings.Contains
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,84 @@
+package appserver
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/appproto"
+)
+
+// overrideReq gathers the settings a request may override, whichever
+// method carries them.
+type overrideReq struct {
+	model, provider, cwd, reviewer   *string
+	approval                         *appproto.AskForApproval
+	sandboxMode                      *string
+	sandboxPolicy                    *appproto.SandboxPolicy
+	permissions                      *string
+	personality, serviceTier, effort *string
+	summary                          *string
+	collab                           *appproto.CollaborationMode
+}
+
+// builtinProfiles are the named permission profiles, as Codex lists them.
+var builtinProfiles = []string{":read-only", ":workspace", ":danger-full-access"}
+
+func profileSandbox(id string) (agent.SandboxPolicy, bool) {
+	switch id {
+	case ":read-only":
+		return agent.SandboxPolicy{Mode: agent.SandboxReadOnly}, true
+	case ":workspace":
+		return agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite}, true
+	case ":danger-full-access":
+		return agent.SandboxPolicy{Mode: agent.SandboxDangerFullAccess}, true
+	}
+	return agent.SandboxPolicy{}, false
+}
+
+// overrides turns r into the core's overrides, refusing what the managed
+// requirements do not allow.
+func (s *Server) overrides(r overrideReq) (agent.Overrides, error) {
+	var o agent.Overrides
+	o.Model, o.ModelProvider, o.Cwd, o.ApprovalsReviewer = r.model, r.provider, r.cwd, r.reviewer
+	o.Personality, o.ServiceTier, o.ReasoningEffort, o.ReasoningSummary = r.personality, r.serviceTier, r.effort, r.summary
+	req := s.cfg.Requirements
+	if r.approval != nil && !r.approval.IsGranular() {
+		if req != nil && len(req.AllowedApprovalPolicies) > 0 && !slices.Contains(req.AllowedApprovalPolicies, r.approval.Policy) {
+			return o, invalidRequest(fmt.Sprintf("approval policy `%s` is not allowed by the managed requirements", r.approval.Policy))
+		}
+		o.Approval = ptr(agent.ApprovalPolicy(r.approval.Policy))
+	}
+	mode := ""
+	switch {
+	case r.permissions != nil:
+		sb, ok := profileSandbox(*r.permissions)
+		if !ok {
+			return o, invalidRequest(fmt.Sprintf("unknown permission profile `%s`", *r.permissions))
+		}
+		o.Sandbox, o.PermissionProfile, mode = &sb, r.permissions, string(sb.Mode)
+	case r.sandboxMode != nil:
+		switch *r.sandboxMode {
+		case appproto.SandboxModeReadOnly, appproto.SandboxModeWorkspaceWrite, appproto.SandboxModeDangerFullAccess:
+		default:
+			return o, invalidRequest(fmt.Sprintf("unknown sandbox mode `%s`", *r.sandboxMode))
+		}
+		o.Sandbox, mode = &agent.SandboxPolicy{Mode: agent.SandboxMode(*r.sandboxMode)}, *r.sandboxMode
+	case r.sandboxPolicy != nil:
+		sb := agentSandbox(*r.sandboxPolicy)
+		o.Sandbox, mode = &sb, string(sb.Mode)
+	}
+	if mode != "" && req != nil && len(req.AllowedSandboxModes) > 0 && !slices.Contains(req.AllowedSandboxModes, mode) {
+		return o, invalidRequest(fmt.Sprintf("sandbox mode `%s` is not allowed by the managed requirements", mode))
+	}
+	if r.collab != nil {
+		o.CollaborationMode = &r.collab.Mode
+		if r.collab.Settings.Model != "" && o.Model == nil {
+			o.Model = &r.collab.Settings.Model
+		}
+		if r.collab.Settings.ReasoningEffort != nil && o.ReasoningEffort == nil {
+			o.ReasoningEffort = r.collab.Settings.ReasoningEffort
+		}
+	}
+	return o, nil
+}

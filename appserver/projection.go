@@ -1,0 +1,378 @@
+package appserver
+
+import (
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/appproto"
+)
+
+// This file maps the core's vocabulary (package agent) onto the wire's
+// (package appproto). It holds no state.
+
+func ptr[T any](v T) *T { return &v }
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func unixSec(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	return ptr(t.Unix())
+}
+
+func unixMs(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	return ptr(t.UnixMilli())
+}
+
+// sessionSource is what Codex reports as a thread's source. Threads the
+// app-server creates are "vscode", as Codex records them, so that
+// thread/list's default filter (interactive sources) finds them.
+func sessionSource(src string) jsontext.Value {
+	switch src {
+	case "cli", "vscode", "exec", "appServer", "unknown":
+		return appproto.SessionSourceName(src)
+	case "":
+		return appproto.SessionSourceName("unknown")
+	}
+	return appproto.SessionSourceName("unknown")
+}
+
+// wireThread is the Thread of info. Loaded threads report their
+// environment and that they accept input, as Codex does.
+func wireThread(info agent.ThreadInfo, status appproto.ThreadStatus, loaded *agent.Settings, turns []appproto.Turn) appproto.Thread {
+	if turns == nil {
+		turns = []appproto.Turn{}
+	}
+	t := appproto.Thread{
+		ID:            info.ID,
+		SessionID:     info.ID,
+		ForkedFromID:  optString(info.ForkedFromID),
+		Preview:       info.Preview,
+		Ephemeral:     info.Ephemeral,
+		HistoryMode:   "paginated",
+		ModelProvider: info.ModelProvider,
+		Model:         optString(info.Model),
+		CreatedAt:     info.CreatedAt.Unix(),
+		UpdatedAt:     info.UpdatedAt.Unix(),
+		RecencyAt:     ptr(info.UpdatedAt.Unix()),
+		Status:        status,
+		Path:          optString(info.Path),
+		Cwd:           info.Cwd,
+		CliVersion:    info.CliVersion,
+		Source:        sessionSource(info.Source),
+		ThreadSource:  optString(info.ThreadSource),
+		Originator:    optString(info.Originator),
+		Name:          optString(info.Name),
+		Turns:         turns,
+	}
+	if t.CliVersion == "" {
+		t.CliVersion = Version
+	}
+	if loaded != nil {
+		t.Model = optString(loaded.Model)
+		t.ModelProvider = loaded.ModelProvider
+		t.Cwd = loaded.Cwd
+		t.ReasoningEffort = optString(loaded.ReasoningEffort)
+		t.Environments = ptr(environments(loaded.Cwd))
+		t.CanAcceptDirectInput = ptr(true)
+	}
+	return t
+}
+
+func environments(cwd string) []appproto.ThreadEnvironment {
+	return []appproto.ThreadEnvironment{{EnvironmentID: "local", Cwd: cwd, RuntimeWorkspaceRoots: []string{cwd}}}
+}
+
+// wireApproval maps an approval policy. v2 has no "on-failure": it is
+// reported as "on-request", its nearest v2 policy.
+func wireApproval(p agent.ApprovalPolicy) appproto.AskForApproval {
+	switch p {
+	case agent.ApprovalUntrusted, agent.ApprovalOnRequest, agent.ApprovalNever:
+		return appproto.Approval(string(p))
+	case agent.ApprovalOnFailure:
+		return appproto.Approval(appproto.ApprovalOnRequest)
+	}
+	return appproto.Approval(appproto.ApprovalNever)
+}
+
+func wireSandbox(p agent.SandboxPolicy) appproto.SandboxPolicy {
+	switch p.Mode {
+	case agent.SandboxReadOnly:
+		return appproto.SandboxPolicy{Type: appproto.SandboxReadOnly, NetworkAccess: p.NetworkAccess}
+	case agent.SandboxWorkspaceWrite:
+		return appproto.SandboxPolicy{Type: appproto.SandboxWorkspaceWrite, WritableRoots: p.WritableRoots,
+			NetworkAccess: p.NetworkAccess, ExcludeTmpdirEnvVar: p.ExcludeTmpdirEnvVar, ExcludeSlashTmp: p.ExcludeSlashTmp}
+	case agent.SandboxExternal:
+		n := "restricted"
+		if p.NetworkAccess {
+			n = "enabled"
+		}
+		return appproto.SandboxPolicy{Type: appproto.SandboxExternal, ExternalNetwork: n}
+	}
+	return appproto.SandboxPolicy{Type: appproto.SandboxDangerFullAccess}
+}
+
+func agentSandbox(p appproto.SandboxPolicy) agent.SandboxPolicy {
+	switch p.Type {
+	case appproto.SandboxReadOnly:
+		return agent.SandboxPolicy{Mode: agent.SandboxReadOnly, NetworkAccess: p.NetworkAccess}
+	case appproto.SandboxWorkspaceWrite:
+		return agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite, WritableRoots: p.WritableRoots,
+			NetworkAccess: p.NetworkAccess, ExcludeTmpdirEnvVar: p.ExcludeTmpdirEnvVar, ExcludeSlashTmp: p.ExcludeSlashTmp}
+	case appproto.SandboxExternal:
+		return agent.SandboxPolicy{Mode: agent.SandboxExternal, NetworkAccess: p.ExternalNetwork == "enabled"}
+	}
+	return agent.SandboxPolicy{Mode: agent.SandboxDangerFullAccess}
+}
+
+func activeProfile(s agent.Settings) *appproto.ActivePermissionProfile {
+	if s.PermissionProfile == "" {
+		return nil
+	}
+	return &appproto.ActivePermissionProfile{ID: s.PermissionProfile}
+}
+
+func collaborationMode(s agent.Settings) appproto.CollaborationMode {
+	mode := s.CollaborationMode
+	if mode == "" {
+		mode = "default"
+	}
+	return appproto.CollaborationMode{Mode: mode, Settings: appproto.CollaborationModeSettings{
+		Model: s.Model, ReasoningEffort: optString(s.ReasoningEffort)}}
+}
+
+func wireSettings(s agent.Settings) appproto.ThreadSettings {
+	return appproto.ThreadSettings{
+		DisabledPluginIDs:       []string{},
+		Cwd:                     s.Cwd,
+		Environments:            ptr(environments(s.Cwd)),
+		ApprovalPolicy:          wireApproval(s.Approval),
+		ApprovalsReviewer:       reviewer(s),
+		SandboxPolicy:           wireSandbox(s.Sandbox),
+		ActivePermissionProfile: activeProfile(s),
+		Model:                   s.Model,
+		ModelProvider:           s.ModelProvider,
+		ServiceTier:             optString(s.ServiceTier),
+		Effort:                  optString(s.ReasoningEffort),
+		Summary:                 optString(s.ReasoningSummary),
+		CollaborationMode:       collaborationMode(s),
+		MultiAgentMode:          "explicitRequestOnly",
+		Personality:             optString(s.Personality),
+	}
+}
+
+func reviewer(s agent.Settings) string {
+	if s.ApprovalsReviewer == "" {
+		return appproto.ReviewerUser
+	}
+	return s.ApprovalsReviewer
+}
+
+// wireInputs and agentInputs convert user inputs.
+func wireInputs(in []agent.Input) []appproto.UserInput {
+	out := make([]appproto.UserInput, len(in))
+	for i, x := range in {
+		u := appproto.UserInput{Type: x.Type, Text: x.Text, URL: x.URL, Path: x.Path, Name: x.Name, Detail: x.Detail}
+		if x.Type == "text" {
+			u.TextElements = make([]appproto.TextElement, len(x.TextElements))
+			for j, e := range x.TextElements {
+				u.TextElements[j] = appproto.TextElement{ByteRange: appproto.ByteRange{Start: e.Start, End: e.End}, Placeholder: e.Placeholder}
+			}
+		}
+		out[i] = u
+	}
+	return out
+}
+
+func agentInputs(in []appproto.UserInput) []agent.Input {
+	out := make([]agent.Input, len(in))
+	for i, u := range in {
+		x := agent.Input{Type: u.Type, Text: u.Text, URL: u.URL, Path: u.Path, Name: u.Name, Detail: u.Detail}
+		if u.FileID != "" {
+			x.URL = u.FileID
+		}
+		for _, e := range u.TextElements {
+			x.TextElements = append(x.TextElements, agent.TextElement{Start: e.ByteRange.Start, End: e.ByteRange.End, Placeholder: e.Placeholder})
+		}
+		out[i] = x
+	}
+	return out
+}
+
+// inputChars counts the characters of the text inputs, as Codex's limit
+// does.
+func inputChars(in []appproto.UserInput) int {
+	n := 0
+	for _, u := range in {
+		if u.Type == "text" {
+			n += len([]rune(u.Text))
+		}
+	}
+	return n
+}
+
+// itemView is an item with what the listener accumulated from its deltas.
+type itemView struct {
+	item      agent.Item
+	text      strings.Builder // agent message text, from deltas
+	output    strings.Builder // command output, from deltas
+	summary   []string        // reasoning summary parts, from deltas
+	content   []string        // raw reasoning parts, from deltas
+	started   time.Time
+	completed time.Time
+	done      bool
+}
+
+// wireItem projects an item; v (may be nil) adds what deltas brought.
+func wireItem(it agent.Item, v *itemView) appproto.ThreadItem {
+	var times appproto.ItemTimes
+	if v != nil {
+		times = appproto.ItemTimes{StartedAtMs: unixMs(v.started), CompletedAtMs: unixMs(v.completed)}
+	}
+	switch x := it.(type) {
+	case *agent.UserMessage:
+		return appproto.ThreadItem{UserMessage: &appproto.UserMessageItem{Type: "userMessage", ID: x.ID,
+			ClientID: optString(x.ClientID), Content: wireInputs(x.Content), ItemTimes: times}}
+	case *agent.AgentMessage:
+		text := x.Text
+		if v != nil && !v.done {
+			text += v.text.String()
+		}
+		return appproto.ThreadItem{AgentMessage: &appproto.AgentMessageItem{Type: "agentMessage", ID: x.ID,
+			Text: text, Phase: optString(x.Phase), ItemTimes: times}}
+	case *agent.Reasoning:
+		summary, content := x.Summary, x.Content
+		if v != nil && !v.done {
+			if len(summary) == 0 {
+				summary = v.summary
+			}
+			if len(content) == 0 {
+				content = v.content
+			}
+		}
+		return appproto.ThreadItem{Reasoning: &appproto.ReasoningItem{Type: "reasoning", ID: x.ID,
+			Summary: nonNil(summary), Content: nonNil(content), ItemTimes: times}}
+	case *agent.CommandExecution:
+		ce := &appproto.CommandExecutionItem{Type: "commandExecution", ID: x.ID, Command: x.Command, Cwd: x.Cwd,
+			ProcessID: optString(x.ProcessID), Source: orDefault(x.Source, "agent"), Status: orDefault(string(x.Status), "inProgress"),
+			CommandActions: wireActions(x.Actions), ExitCode: x.ExitCode, ItemTimes: times}
+		if x.Output != nil {
+			ce.AggregatedOutput = ptr(validUTF8(*x.Output))
+		} else if v != nil && !v.done && v.output.Len() > 0 {
+			ce.AggregatedOutput = ptr(v.output.String())
+		}
+		if x.Duration > 0 || x.Status == agent.ItemStatusCompleted || x.Status == agent.ItemStatusFailed {
+			if x.ExitCode != nil {
+				ce.DurationMs = ptr(x.Duration.Milliseconds())
+			}
+		}
+		return appproto.ThreadItem{CommandExecution: ce}
+	case *agent.FileChange:
+		return appproto.ThreadItem{FileChange: &appproto.FileChangeItem{Type: "fileChange", ID: x.ID,
+			Changes: wireChanges(x.Changes), Status: orDefault(string(x.Status), "inProgress"), ItemTimes: times}}
+	case *agent.Plan:
+		return appproto.ThreadItem{Plan: &appproto.PlanItem{Type: "plan", ID: x.ID, Text: x.Text, ItemTimes: times}}
+	}
+	return appproto.ThreadItem{}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+func wireActions(as []agent.CommandAction) []appproto.CommandAction {
+	out := make([]appproto.CommandAction, len(as))
+	for i, a := range as {
+		out[i] = appproto.CommandAction{Type: orDefault(a.Type, "unknown"), Command: a.Command, Name: a.Name,
+			Path: optString(a.Path), Query: optString(a.Query)}
+	}
+	return out
+}
+
+func wireChanges(cs []agent.FileUpdate) []appproto.FileUpdateChange {
+	out := make([]appproto.FileUpdateChange, len(cs))
+	for i, c := range cs {
+		kind := appproto.PatchChangeKind{Type: orDefault(c.Kind, "update")}
+		if kind.Type == "update" {
+			kind.MovePath = optString(c.MovePath)
+		}
+		out[i] = appproto.FileUpdateChange{Path: c.Path, Kind: kind, Diff: c.Diff}
+	}
+	return out
+}
+
+// wireTurnError projects a turn error; Info becomes codexErrorInfo.
+func wireTurnError(e *agent.TurnError) *appproto.TurnError {
+	if e == nil {
+		return nil
+	}
+	out := &appproto.TurnError{Message: e.Message, AdditionalDetails: optString(e.AdditionalDetails)}
+	if e.Info != "" {
+		out.CodexErrorInfo = appproto.ErrorInfoName(e.Info)
+	}
+	return out
+}
+
+// wireTurn projects a stored turn with its items in view ("full",
+// "summary": user and agent messages, or "notLoaded": none).
+func wireTurn(t agent.Turn, view string) appproto.Turn { return wireTurnWith(t, view, nil) }
+
+// wireTurnWith is wireTurn with the views (times) of the items, if known.
+func wireTurnWith(t agent.Turn, view string, views map[string]*itemView) appproto.Turn {
+	items := []appproto.ThreadItem{}
+	for _, it := range t.Items {
+		if view == appproto.ItemsNotLoaded {
+			break
+		}
+		if view == appproto.ItemsSummary {
+			switch it.(type) {
+			case *agent.UserMessage, *agent.AgentMessage:
+			default:
+				continue
+			}
+		}
+		items = append(items, wireItem(it, views[it.ItemID()]))
+	}
+	out := appproto.Turn{ID: t.ID, RootTurnID: ptr(t.ID), Items: items, ItemsView: view, Status: string(t.Status),
+		Error: wireTurnError(t.Error), StartedAt: unixSec(t.StartedAt), CompletedAt: unixSec(t.CompletedAt)}
+	if !t.StartedAt.IsZero() && !t.CompletedAt.IsZero() {
+		out.DurationMs = ptr(t.CompletedAt.Sub(t.StartedAt).Milliseconds())
+	}
+	return out
+}
+
+func wireUsage(u agent.TokenUsageInfo) appproto.ThreadTokenUsage {
+	b := func(x agent.TokenUsage) appproto.TokenUsageBreakdown {
+		return appproto.TokenUsageBreakdown{TotalTokens: x.Total, InputTokens: x.Input, CachedInputTokens: x.CachedInput,
+			CacheWriteInputTokens: x.CacheWriteInput, OutputTokens: x.Output, ReasoningOutputTokens: x.ReasoningOutput}
+	}
+	out := appproto.ThreadTokenUsage{Total: b(u.Total), Last: b(u.Last)}
+	if u.ModelContextWindow > 0 {
+		out.ModelContextWindow = ptr(u.ModelContextWindow)
+	}
+	return out
+}

@@ -1,0 +1,466 @@
+package appserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/appproto"
+)
+
+// threadSource is the source Codex records for threads its app-server
+// starts.
+const threadSource = "vscode"
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStartParams) (appproto.ThreadStartResponse, error) {
+	if p.Permissions != nil && p.Sandbox != nil {
+		return appproto.ThreadStartResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
+	}
+	o, err := s.overrides(overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
+		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, personality: p.Personality,
+		serviceTier: p.ServiceTier})
+	if err != nil {
+		return appproto.ThreadStartResponse{}, err
+	}
+	l, err := s.core.StartThread(ctx, agent.StartOptions{Overrides: o, Ephemeral: deref(p.Ephemeral), Source: threadSource,
+		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
+		Originator: c.sess.clientName()})
+	if err != nil {
+		return appproto.ThreadStartResponse{}, coreError(err)
+	}
+	t, _ := s.loadThread(l)
+	if t == nil {
+		return appproto.ThreadStartResponse{}, internalError("server is shutting down")
+	}
+	t.subscribeLocked(c.sess)
+	resp := t.startResponseLocked(false)
+	// The answer goes first, then every connection learns of the thread.
+	c.respond(resp, nil)
+	started := newNote(appproto.ThreadStarted.Name(), appproto.ThreadStartedNotification{Thread: t.wireLocked(false)})
+	t.mu.Unlock()
+	for _, sess := range s.initializedSessions() {
+		sess.send(started)
+	}
+	return resp, errDeferred
+}
+
+// startResponseLocked is the answer of thread/start and thread/fork.
+func (t *thread) startResponseLocked(withTurns bool) appproto.ThreadStartResponse {
+	st := t.st.settings
+	return appproto.ThreadStartResponse{
+		Thread: t.wireLocked(withTurns), Model: st.Model, ModelProvider: st.ModelProvider,
+		ServiceTier: optString(st.ServiceTier), DisabledPluginIDs: []string{}, Cwd: st.Cwd,
+		RuntimeWorkspaceRoots: []string{st.Cwd}, InstructionSources: []string{},
+		ApprovalPolicy: wireApproval(st.Approval), ApprovalsReviewer: reviewer(st), Sandbox: wireSandbox(st.Sandbox),
+		ActivePermissionProfile: activeProfile(st), ReasoningEffort: optString(st.ReasoningEffort),
+		MultiAgentMode: "explicitRequestOnly",
+	}
+}
+
+func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadResumeParams) (appproto.ThreadResumeResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.ThreadResumeResponse{}, threadIDError(err)
+	}
+	if p.Permissions != nil && p.Sandbox != nil {
+		return appproto.ThreadResumeResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
+	}
+	o, err := s.overrides(overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
+		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, personality: p.Personality,
+		serviceTier: p.ServiceTier})
+	if err != nil {
+		return appproto.ThreadResumeResponse{}, err
+	}
+	t := s.thread(id)
+	fresh := false
+	if t != nil {
+		t.mu.Lock()
+		if t.st.unloaded {
+			t.mu.Unlock()
+			t = nil
+		}
+	}
+	if t == nil {
+		l, err := s.core.ResumeThread(ctx, id, o)
+		if errors.Is(err, agent.ErrThreadNotFound) {
+			return appproto.ThreadResumeResponse{}, invalidRequest("no rollout found for thread id " + id)
+		} else if err != nil {
+			return appproto.ThreadResumeResponse{}, coreError(err)
+		}
+		if t, fresh = s.loadThread(l); t == nil {
+			return appproto.ThreadResumeResponse{}, internalError("server is shutting down")
+		}
+	}
+	// Everything below happens under the thread's lock, so that the
+	// snapshot and the subscription are atomic with respect to the
+	// listener: the client gets every event after the snapshot, and none
+	// it already holds.
+	var out outbox
+	if fresh {
+		// Loading the thread changed its status for everyone.
+		t.st.status = appproto.ThreadStatus{Type: appproto.StatusNotLoaded}
+		t.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusIdle}, &out)
+	}
+	t.subscribeLocked(c.sess)
+	st := t.st.settings
+	cm := collaborationMode(st)
+	resp := appproto.ThreadResumeResponse{
+		Thread: t.wireLocked(!p.ExcludeTurns), Model: st.Model, ModelProvider: st.ModelProvider,
+		ServiceTier: optString(st.ServiceTier), DisabledPluginIDs: []string{}, Cwd: st.Cwd,
+		RuntimeWorkspaceRoots: []string{st.Cwd}, InstructionSources: []string{},
+		ApprovalPolicy: wireApproval(st.Approval), ApprovalsReviewer: reviewer(st), Sandbox: wireSandbox(st.Sandbox),
+		ActivePermissionProfile: activeProfile(st), ReasoningEffort: optString(st.ReasoningEffort),
+		CollaborationMode: &cm, MultiAgentMode: "explicitRequestOnly",
+	}
+	out.flush() // status first, as Codex does
+	c.respond(resp, nil)
+	if u := t.st.usage; u != nil {
+		turnID := t.st.lastTerminalTurnID
+		if turnID == "" && len(t.st.history) > 0 {
+			turnID = t.st.history[len(t.st.history)-1].ID
+		}
+		c.sess.send(newNote(appproto.ThreadTokenUsageUpdated.Name(), appproto.ThreadTokenUsageUpdatedNotification{
+			ThreadID: t.id, TurnID: turnID, TokenUsage: wireUsage(*u)}))
+	}
+	t.replayLocked(c.sess, &out)
+	out.flush()
+	t.mu.Unlock()
+	return resp, errDeferred
+}
+
+func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkParams) (appproto.ThreadForkResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.ThreadForkResponse{}, threadIDError(err)
+	}
+	if p.Permissions != nil && p.Sandbox != nil {
+		return appproto.ThreadForkResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
+	}
+	o, err := s.overrides(overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
+		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, serviceTier: p.ServiceTier})
+	if err != nil {
+		return appproto.ThreadForkResponse{}, err
+	}
+	l, err := s.core.ForkThread(ctx, id, agent.StartOptions{Overrides: o, Ephemeral: p.Ephemeral, Source: threadSource,
+		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
+		Originator: c.sess.clientName()})
+	if errors.Is(err, agent.ErrThreadNotFound) {
+		return appproto.ThreadForkResponse{}, invalidRequest("no rollout found for thread id " + id)
+	} else if err != nil {
+		return appproto.ThreadForkResponse{}, coreError(err)
+	}
+	t, _ := s.loadThread(l)
+	if t == nil {
+		return appproto.ThreadForkResponse{}, internalError("server is shutting down")
+	}
+	t.subscribeLocked(c.sess)
+	resp := t.startResponseLocked(!p.ExcludeTurns)
+	c.respond(resp, nil)
+	started := newNote(appproto.ThreadStarted.Name(), appproto.ThreadStartedNotification{Thread: t.wireLocked(false)})
+	t.mu.Unlock()
+	for _, sess := range s.initializedSessions() {
+		sess.send(started)
+	}
+	return resp, errDeferred
+}
+
+// errNotMaterialized is Codex's answer for the turns of a thread that has
+// no user message yet.
+var errNotMaterialized = newError(-32601, "list_turns is not supported yet")
+
+func (s *Server) threadRead(ctx context.Context, c *call, p appproto.ThreadReadParams) (appproto.ThreadReadResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.ThreadReadResponse{}, threadIDError(err)
+	}
+	if t := s.thread(id); t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if !t.st.unloaded {
+			if p.IncludeTurns && !t.st.info.Materialized && t.st.active == nil {
+				return appproto.ThreadReadResponse{}, errNotMaterialized
+			}
+			return appproto.ThreadReadResponse{Thread: t.wireLocked(p.IncludeTurns)}, nil
+		}
+	}
+	info, turns, err := s.core.ReadThread(ctx, id, p.IncludeTurns)
+	if errors.Is(err, agent.ErrThreadNotFound) {
+		return appproto.ThreadReadResponse{}, invalidRequest("thread not loaded: " + id)
+	} else if err != nil {
+		return appproto.ThreadReadResponse{}, coreError(err)
+	}
+	if p.IncludeTurns && !info.Materialized {
+		return appproto.ThreadReadResponse{}, errNotMaterialized
+	}
+	var wt []appproto.Turn
+	for _, t := range turns {
+		wt = append(wt, wireTurn(t, appproto.ItemsFull))
+	}
+	return appproto.ThreadReadResponse{Thread: wireThread(info, appproto.ThreadStatus{Type: appproto.StatusNotLoaded}, nil, wt)}, nil
+}
+
+// maxListLimit caps a page of thread/list, as Codex does.
+const maxListLimit = 100
+
+func (s *Server) threadList(ctx context.Context, c *call, p appproto.ThreadListParams) (appproto.ThreadListResponse, error) {
+	q := agent.ThreadQuery{Cursor: deref(p.Cursor), Archived: deref(p.Archived), ModelProviders: p.ModelProviders,
+		SourceKinds: p.SourceKinds, SearchTerm: deref(p.SearchTerm), SortKey: deref(p.SortKey)}
+	if p.Limit != nil {
+		q.Limit = min(int(*p.Limit), maxListLimit)
+	}
+	if d := deref(p.SortDirection); d == "asc" {
+		q.Ascending = true
+	}
+	if p.Cwd != nil {
+		var one string
+		if json.Unmarshal(p.Cwd, &one) == nil {
+			q.Cwd = one
+		}
+	}
+	page, err := s.core.ListThreads(ctx, q)
+	if err != nil {
+		return appproto.ThreadListResponse{}, invalidRequest(err.Error())
+	}
+	resp := appproto.ThreadListResponse{Data: make([]appproto.Thread, 0, len(page.Threads)), NextCursor: optString(page.NextCursor)}
+	for _, info := range page.Threads {
+		status := appproto.ThreadStatus{Type: appproto.StatusNotLoaded}
+		if t := s.thread(info.ID); t != nil {
+			t.mu.Lock()
+			status = t.st.status
+			t.mu.Unlock()
+		}
+		resp.Data = append(resp.Data, wireThread(info, status, nil, nil))
+	}
+	return resp, nil
+}
+
+// page slices n items by an offset cursor and a limit.
+func page(n int, cursor *string, limit *uint32) (start, end int, next *string, err error) {
+	if cursor != nil {
+		start, err = strconv.Atoi(*cursor)
+		if err != nil || start < 0 {
+			return 0, 0, nil, invalidRequest("invalid cursor: " + *cursor)
+		}
+		start = min(start, n)
+	}
+	end = n
+	if limit != nil && *limit > 0 {
+		end = min(start+int(*limit), n)
+	}
+	if end < n {
+		next = ptr(strconv.Itoa(end))
+	}
+	return start, end, next, nil
+}
+
+func (s *Server) threadLoadedList(ctx context.Context, c *call, p appproto.ThreadLoadedListParams) (appproto.ThreadLoadedListResponse, error) {
+	ts := s.loadedThreads()
+	start, end, next, err := page(len(ts), p.Cursor, p.Limit)
+	if err != nil {
+		return appproto.ThreadLoadedListResponse{}, err
+	}
+	ids := make([]string, 0, end-start)
+	for _, t := range ts[start:end] {
+		ids = append(ids, t.id)
+	}
+	return appproto.ThreadLoadedListResponse{Data: ids, NextCursor: next}, nil
+}
+
+func (s *Server) threadTurnsList(ctx context.Context, c *call, p appproto.ThreadTurnsListParams) (appproto.ThreadTurnsListResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.ThreadTurnsListResponse{}, threadIDError(err)
+	}
+	view := appproto.ItemsSummary
+	if p.ItemsView != nil {
+		view = *p.ItemsView
+	}
+	var turns []appproto.Turn
+	if t := s.thread(id); t != nil {
+		t.mu.Lock()
+		if !t.st.unloaded {
+			if !t.st.info.Materialized && t.st.active == nil {
+				t.mu.Unlock()
+				return appproto.ThreadTurnsListResponse{}, errNotMaterialized
+			}
+			for _, h := range t.st.history {
+				turns = append(turns, h.wire(view))
+			}
+			if t.st.active != nil {
+				turns = append(turns, t.st.active.snapshot())
+			}
+		}
+		t.mu.Unlock()
+	}
+	if turns == nil {
+		info, hist, err := s.core.ReadThread(ctx, id, true)
+		if errors.Is(err, agent.ErrThreadNotFound) {
+			return appproto.ThreadTurnsListResponse{}, invalidRequest("thread not loaded: " + id)
+		} else if err != nil {
+			return appproto.ThreadTurnsListResponse{}, coreError(err)
+		}
+		if !info.Materialized {
+			return appproto.ThreadTurnsListResponse{}, errNotMaterialized
+		}
+		for _, h := range hist {
+			turns = append(turns, wireTurn(h, view))
+		}
+	}
+	if deref(p.SortDirection) != "asc" {
+		for i, j := 0, len(turns)-1; i < j; i, j = i+1, j-1 {
+			turns[i], turns[j] = turns[j], turns[i]
+		}
+	}
+	start, end, next, err := page(len(turns), p.Cursor, p.Limit)
+	if err != nil {
+		return appproto.ThreadTurnsListResponse{}, err
+	}
+	return appproto.ThreadTurnsListResponse{Data: append([]appproto.Turn{}, turns[start:end]...), NextCursor: next}, nil
+}
+
+func (s *Server) threadUnsubscribe(ctx context.Context, c *call, p appproto.ThreadIDParams) (appproto.ThreadUnsubscribeResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.ThreadUnsubscribeResponse{}, threadIDError(err)
+	}
+	t := s.thread(id)
+	if t == nil {
+		return appproto.ThreadUnsubscribeResponse{Status: "notLoaded"}, nil
+	}
+	var out outbox
+	t.mu.Lock()
+	ok := t.unsubscribeLocked(c.sess, &out)
+	t.mu.Unlock()
+	out.flush()
+	if !ok {
+		return appproto.ThreadUnsubscribeResponse{Status: "notSubscribed"}, nil
+	}
+	// The thread stays loaded, as in Codex 0.169.
+	return appproto.ThreadUnsubscribeResponse{Status: "unsubscribed"}, nil
+}
+
+func (s *Server) threadArchive(ctx context.Context, c *call, p appproto.ThreadIDParams) (appproto.EmptyResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.EmptyResponse{}, threadIDError(err)
+	}
+	noRollout := invalidRequest("no rollout found for thread id " + id)
+	if t := s.thread(id); t != nil {
+		t.mu.Lock()
+		stored := !t.st.info.Ephemeral && t.st.info.Materialized
+		t.mu.Unlock()
+		if !stored {
+			return appproto.EmptyResponse{}, noRollout
+		}
+		// An archived thread is unloaded first; its listener tells every
+		// connection it is no longer loaded.
+		t.shutdown()
+	}
+	if err := s.core.ArchiveThread(ctx, id); errors.Is(err, agent.ErrThreadNotFound) {
+		return appproto.EmptyResponse{}, noRollout
+	} else if err != nil {
+		return appproto.EmptyResponse{}, coreError(err)
+	}
+	c.respond(appproto.EmptyResponse{}, nil)
+	s.toAll(newNote(appproto.ThreadArchived.Name(), appproto.ThreadIDNotification{ThreadID: id}))
+	return appproto.EmptyResponse{}, errDeferred
+}
+
+func (s *Server) threadUnarchive(ctx context.Context, c *call, p appproto.ThreadIDParams) (appproto.ThreadUnarchiveResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.ThreadUnarchiveResponse{}, threadIDError(err)
+	}
+	info, err := s.core.UnarchiveThread(ctx, id)
+	if errors.Is(err, agent.ErrThreadNotFound) {
+		return appproto.ThreadUnarchiveResponse{}, invalidRequest("no archived rollout found for thread id " + id)
+	} else if err != nil {
+		return appproto.ThreadUnarchiveResponse{}, coreError(err)
+	}
+	resp := appproto.ThreadUnarchiveResponse{Thread: wireThread(info, appproto.ThreadStatus{Type: appproto.StatusNotLoaded}, nil, nil)}
+	c.respond(resp, nil)
+	s.toAll(newNote(appproto.ThreadUnarchived.Name(), appproto.ThreadIDNotification{ThreadID: id}))
+	return resp, errDeferred
+}
+
+func (s *Server) threadNameSet(ctx context.Context, c *call, p appproto.ThreadSetNameParams) (appproto.EmptyResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.EmptyResponse{}, threadIDError(err)
+	}
+	name := strings.TrimSpace(p.Name)
+	if name == "" {
+		return appproto.EmptyResponse{}, invalidRequest("thread name must not be empty")
+	}
+	loaded := s.thread(id) != nil
+	if err := s.core.SetThreadName(ctx, id, name); errors.Is(err, agent.ErrThreadNotFound) {
+		return appproto.EmptyResponse{}, invalidRequest("no rollout found for thread id " + id)
+	} else if err != nil {
+		return appproto.EmptyResponse{}, coreError(err)
+	}
+	if !loaded {
+		// A loaded thread's core reports the name as an event, which its
+		// listener projects; an unloaded one has no listener.
+		c.respond(appproto.EmptyResponse{}, nil)
+		s.toAll(newNote(appproto.ThreadNameUpdated.Name(), appproto.ThreadNameUpdatedNotification{ThreadID: id, ThreadName: &name}))
+		return appproto.EmptyResponse{}, errDeferred
+	}
+	return appproto.EmptyResponse{}, nil
+}
+
+func (s *Server) threadSettingsUpdate(ctx context.Context, c *call, p appproto.ThreadSettingsUpdateParams) (appproto.EmptyResponse, error) {
+	id, err := appproto.ParseThreadID(p.ThreadID)
+	if err != nil {
+		return appproto.EmptyResponse{}, threadIDError(err)
+	}
+	t := s.thread(id)
+	if t == nil {
+		return appproto.EmptyResponse{}, invalidRequest("thread not found: " + id)
+	}
+	if p.Permissions != nil && p.SandboxPolicy != nil {
+		return appproto.EmptyResponse{}, invalidRequest("`permissions` cannot be combined with `sandboxPolicy`")
+	}
+	o, err := s.overrides(overrideReq{model: p.Model, cwd: p.Cwd, reviewer: p.ApprovalsReviewer, approval: p.ApprovalPolicy,
+		sandboxPolicy: p.SandboxPolicy, permissions: p.Permissions, personality: p.Personality, serviceTier: p.ServiceTier,
+		effort: p.Effort, summary: p.Summary, collab: p.CollaborationMode})
+	if err != nil {
+		return appproto.EmptyResponse{}, err
+	}
+	// The answer means "queued": thread/settings/updated follows once the
+	// core has applied the settings.
+	if _, err := t.th.Submit(ctx, agent.UpdateSettings{Overrides: o}); err != nil {
+		return appproto.EmptyResponse{}, coreError(err)
+	}
+	return appproto.EmptyResponse{}, nil
+}
+
+// toAll sends n to every initialized connection.
+func (s *Server) toAll(n *note) {
+	for _, sess := range s.initializedSessions() {
+		sess.send(n)
+	}
+}
+
+// coreError reports a failure of the core that no rule maps.
+func coreError(err error) error {
+	if isJSONRPCError(err) {
+		return err
+	}
+	if errors.Is(err, agent.ErrThreadClosed) {
+		return invalidRequest("thread is shut down")
+	}
+	return internalError(fmt.Sprintf("agent core: %v", err))
+}

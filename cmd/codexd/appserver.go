@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/agent/agenttest"
+	"github.com/codexd/codexd/appserver"
+	"github.com/codexd/codexd/execserver/fsops"
+	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/rpcserve"
+)
+
+const appServerUsage = `usage: codexd app-server [flags]
+
+Serves Codex's app-server protocol (v2) in front of the agent core: stdio://
+by default (one client), ws://IP:PORT or unix://PATH for many. The Codex TUI
+connects with: codex --remote ws://IP:PORT
+
+The core reads $CODEX_HOME/config.toml (default ~/.codex) as Codex does;
+the flags below win over it.
+
+flags:`
+
+func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("app-server", flag.ContinueOnError)
+	listen := fs.String("listen", "stdio://", "where to listen: stdio://, ws://IP:PORT, unix://PATH or off")
+	var roots multiFlag
+	fs.Var(&roots, "root", "confine fs/* paths and command/exec cwd to `DIR` (repeatable)")
+	tokenFile := fs.String("auth-token-file", "", "require the bearer token in `FILE` on WebSocket upgrades")
+	insecureNoAuth := fs.Bool("insecure-no-auth", false, "allow a ws:// listener on an address other than loopback without --auth-token-file")
+	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in `bytes`")
+	var cf coreFlags
+	cf.register(fs, true)
+	// Hidden: serve a scripted core that completes every turn at once, so
+	// that benchmarks measure the app-server itself. Never for real use.
+	benchCore := fs.Bool("bench-instant-core", false, "")
+	fs.Usage = flagUsage(fs, appServerUsage)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "codexd app-server: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	addr, err := jsonrpc.ParseListenURL(*listen)
+	if err == nil {
+		err = cf.validate()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "codexd app-server:", err)
+		return 2
+	}
+	opts := rpcserve.Options{InsecureNoAuth: *insecureNoAuth, MaxMessage: *maxMessage}
+	if *tokenFile != "" {
+		if opts.AuthToken, err = rpcserve.ReadAuthToken(*tokenFile); err != nil {
+			fmt.Fprintln(stderr, "codexd app-server:", err)
+			return 2
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var core agent.Core
+	if *benchCore {
+		core = agenttest.New(agenttest.Options{Instant: true})
+		defer core.Close()
+	} else {
+		rt, err := cf.open(ctx, "codexd_app_server", log)
+		if err != nil {
+			fmt.Fprintln(stderr, "codexd app-server:", err)
+			return 1
+		}
+		defer rt.Close()
+		core = rt.Core
+	}
+	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots}, Logger: log})
+	if err != nil {
+		fmt.Fprintln(stderr, "codexd app-server:", err)
+		return 2
+	}
+	defer srv.Close()
+	if err := rpcserve.Run(ctx, srv, addr, opts, stdin, stdout); err != nil {
+		fmt.Fprintln(stderr, "codexd app-server:", err)
+		if errors.Is(err, rpcserve.ErrNoAuth) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
