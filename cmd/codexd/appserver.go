@@ -37,9 +37,10 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	tokenFile := fs.String("auth-token-file", "", "require this bearer token on WebSocket upgrades")
 	insecureNoAuth := fs.Bool("insecure-no-auth", false, "allow a ws:// listener on an address other than loopback without --auth-token-file")
 	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in bytes")
-	// Hidden: serve a scripted core that completes every turn at once, so
-	// that benchmarks measure the app-server itself. Never for real use.
-	benchCore := fs.Bool("bench-instant-core", false, "")
+	// Hidden: serve a scripted core that completes every turn at once, its
+	// answer in N deltas, so that benchmarks measure the app-server itself.
+	// Never for real use.
+	benchCore := fs.Int("bench-instant-core", 0, "")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, appServerUsage)
 		fs.VisitAll(func(f *flag.Flag) {
@@ -71,8 +72,8 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	defer stop()
 	var core agent.Core
 	switch {
-	case *benchCore:
-		core = agenttest.New(agenttest.Options{Instant: true})
+	case *benchCore > 0:
+		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
 	case newAgentCore == nil:
 		fmt.Fprintln(stderr, "codexd app-server: the agent core is not built yet; this codexd cannot serve turns")
 		return 1
