@@ -202,4 +202,3 @@ func checkSchema(t testing.TB, m *wmsg, method string) {
 	validated.n[ref]++
 	validated.Unlock()
 }
-
