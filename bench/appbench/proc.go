@@ -75,7 +75,10 @@ func newHome(mockURL string) (string, error) {
 func start(name string, argv []string, home string) (*server, error) {
 	s := &server{name: name, home: home}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TMPDIR="+filepath.Join(home, "tmp"), "MOCK_API_KEY=dummy", "RUST_LOG=error")
+	// HOME is the throwaway directory too: Codex snapshots the user's login
+	// shell for each thread, and the machine's dotfiles (a pyenv init, say)
+	// would be measured with it.
+	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+home, "TMPDIR="+filepath.Join(home, "tmp"), "MOCK_API_KEY=dummy", "RUST_LOG=error")
 	cmd.Dir = home
 	cmd.Stderr = &s.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
