@@ -27,32 +27,6 @@ const (
 	MethodFsMissingChanged = "fs/missingChanged"
 )
 
-// FsRequiredMembers lists, per fs/* method, the params members that Codex
-// rejects a request without (serde's "missing field `name`", -32602), in
-// the order Codex checks them: the first missing one is the one named.
-// Go's decoders cannot tell an absent member from a zero one, so the server
-// checks these names against the raw params object before decoding.
-var FsRequiredMembers = map[string][]string{
-	MethodFsReadFile:        {"path"},
-	MethodFsWriteFile:       {"path", "dataBase64"},
-	MethodFsCreateDirectory: {"path"},
-	MethodFsGetMetadata:     {"path"},
-	MethodFsReadDirectory:   {"path"},
-	MethodFsRemove:          {"path"},
-	MethodFsCopy:            {"sourcePath", "destinationPath", "recursive"},
-	MethodFsCanonicalize:    {"path"},
-	MethodFsOpen:            {"handleId", "path"},
-	MethodFsReadBlock:       {"handleId", "offset", "len"},
-	MethodFsWriteBlock:      {"handleId", "offset", "chunk"},
-	MethodFsClose:           {"handleId"},
-	MethodFsWalk:            {"path", "options"},
-	MethodFsWatchMissing:    {"watchId", "missing"},
-}
-
-// WalkOptionsRequiredMembers are the members the "options" object of
-// fs/walk must have, in Codex's order.
-var WalkOptionsRequiredMembers = []string{"maxDepth", "maxDirectories", "maxEntries", "followDirectorySymlinks"}
-
 // FsReadFileParams are the params of fs/readFile. Path is required.
 type FsReadFileParams struct {
 	Path string `json:"path"`

@@ -10,18 +10,16 @@ const (
 	MethodHTTPRequestBodyDelta = "http/request/bodyDelta"
 )
 
-// HTTPRequiredMembers lists the params members of http/request that Codex
-// rejects a request without (-32602 "missing field `name`"), in the order
-// Codex checks them; see FsRequiredMembers.
-var HTTPRequiredMembers = map[string][]string{
-	MethodHTTPRequest: {"method", "url", "requestId"},
-}
-
 // HTTPHeader is one header line. Repeated names are kept as separate
 // entries, in order.
 type HTTPHeader struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+	// ValueEnvVar, in a request, names an environment variable of the
+	// server whose value is appended to Value (a client can send
+	// "Bearer " and the name of the variable that holds the token); a
+	// variable that is not set fails the request. Never set in responses.
+	ValueEnvVar *string `json:"valueEnvVar,omitempty"`
 }
 
 // HTTPRedirectPolicy says what to do with a 3xx response.

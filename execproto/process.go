@@ -16,25 +16,6 @@ const (
 	MethodProcessClosed = "process/closed"
 )
 
-// ProcessRequiredMembers lists, per process/* method, the params members that
-// Codex rejects a request without (serde's "missing field `name`", -32602,
-// naming the first missing one in this order). Go's decoders cannot tell
-// an absent member from a zero one, so the server checks these names
-// against the raw params object before decoding. Null params are -32602
-// "invalid type: null, expected struct <Name>" with Name WireExecParams,
-// ReadParams, WriteParams, SignalParams or TerminateParams.
-var ProcessRequiredMembers = map[string][]string{
-	MethodProcessStart:     {"processId", "argv", "cwd", "env", "tty"},
-	MethodProcessRead:      {"processId"},
-	MethodProcessWrite:     {"processId", "chunk", "writeId"},
-	MethodProcessSignal:    {"processId", "signal"},
-	MethodProcessTerminate: {"processId"},
-}
-
-// ExecEnvPolicyRequiredMembers are the members an envPolicy object must
-// have (Codex: "missing field `ignoreDefaultExcludes`", -32602).
-var ExecEnvPolicyRequiredMembers = []string{"inherit", "ignoreDefaultExcludes", "exclude", "set", "includeOnly"}
-
 // OutputStream names the stream a chunk of output came from. A process
 // started with a tty has a single stream, "pty".
 type OutputStream string

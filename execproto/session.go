@@ -19,9 +19,6 @@ type InitializeParams struct {
 	ResumeSessionID *string `json:"resumeSessionId,omitempty"`
 }
 
-// InitializeRequiredMembers are the members initialize params must have.
-var InitializeRequiredMembers = []string{"clientName"}
-
 // InitializeResponse is the result of initialize.
 type InitializeResponse struct {
 	SessionID       string          `json:"sessionId"`

@@ -1,7 +1,6 @@
 package execserver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,84 +18,24 @@ import (
 	"github.com/codexd/codexd/jsonrpc"
 )
 
-// paramsSpec describes what Codex checks of a method's params before
-// decoding them: the serde struct name it reports for null params, the
-// members that must be present, or that the method takes none (a unit).
-type paramsSpec struct {
-	structName string
-	required   []string
-	unit       bool
-}
-
-// check reproduces serde's first complaints, which Go's decoder cannot: an
-// absent member is not a zero one.
-func (sp paramsSpec) check(raw jsontext.Value) error {
-	trimmed := bytes.TrimSpace(raw)
-	if sp.unit {
-		switch {
-		case len(trimmed) == 0, string(trimmed) == "null":
-			return nil
-		case trimmed[0] == '{':
-			if string(bytes.Join(bytes.Fields(trimmed), nil)) == "{}" {
-				return nil
-			}
-			return invalidParams("invalid type: map, expected unit")
-		case trimmed[0] == '[':
-			return invalidParams("invalid type: sequence, expected unit")
-		}
-		return invalidParams("invalid type: " + serdeKind(trimmed) + ", expected unit")
+// decodeParams checks raw against the method's shape, as Codex's serde
+// types would (execproto.CheckParams), then decodes the canonical form. A
+// failure is -32602 with a message in the client's terms.
+func decodeParams[P any](method string, raw jsontext.Value) (P, error) {
+	var p P
+	canonical, err := execproto.CheckParams(method, raw)
+	if err != nil {
+		return p, invalidParams(err.Error())
 	}
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return invalidParams("invalid type: null, expected struct " + sp.structName)
+	if canonical == nil {
+		canonical = jsontext.Value("null")
 	}
-	switch trimmed[0] {
-	case '{':
-	case '[':
-		return invalidParams(fmt.Sprintf("invalid type: sequence, expected struct %s", sp.structName))
-	default:
-		return invalidParams(fmt.Sprintf("invalid type: %s, expected struct %s", serdeKind(trimmed), sp.structName))
+	if p, err = jsonrpc.DecodeParams[P](canonical); err != nil {
+		// The shape and the Go type disagree: a bug here, not the
+		// client's; say so without Go's words.
+		return p, jsonrpc.NewError(jsonrpc.CodeInternalError, "params of "+method+" could not be decoded after they were checked")
 	}
-	if len(sp.required) == 0 {
-		return nil
-	}
-	present := topLevelNames(trimmed)
-	for _, name := range sp.required {
-		if _, ok := present[name]; !ok {
-			return invalidParams(fmt.Sprintf("missing field `%s`", name))
-		}
-	}
-	return nil
-}
-
-func serdeKind(v []byte) string {
-	switch v[0] {
-	case '"':
-		return "string " + string(v)
-	case 't', 'f':
-		return "boolean `" + string(v) + "`"
-	}
-	return "number"
-}
-
-// topLevelNames lists the member names of an object the engine already
-// validated.
-func topLevelNames(obj []byte) map[string]struct{} {
-	names := make(map[string]struct{}, 8)
-	d := jsontext.NewDecoder(bytes.NewBuffer(obj))
-	if _, err := d.ReadToken(); err != nil {
-		return names
-	}
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return names
-		}
-		names[tok.String()] = struct{}{}
-		if err := d.SkipValue(); err != nil {
-			return names
-		}
-	}
-	return names
+	return p, nil
 }
 
 func invalidParams(msg string) *jsonrpc.Error {
@@ -118,13 +57,10 @@ func rpcError(err error) error {
 
 // handle registers a gated method: params are checked and decoded first,
 // as Codex does, then the handshake is enforced for the method's family.
-func handle[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], family string, spec paramsSpec,
+func handle[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], family string,
 	fn func(ctx context.Context, sess *session, p P) (R, error)) {
 	mux.HandleFunc(m.Name(), func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		if err := spec.check(req.Params); err != nil {
-			return nil, err
-		}
-		p, err := jsonrpc.DecodeParams[P](req.Params)
+		p, err := decodeParams[P](m.Name(), req.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -160,11 +96,11 @@ func (c *connection) mux() *jsonrpc.Mux {
 		return nil, nil
 	})
 	// initialize is answered by admit, on the reader.
-	handle(c, mux, execproto.EnvironmentInfoM, "environment info", paramsSpec{unit: true},
+	handle(c, mux, execproto.EnvironmentInfoM, "environment info",
 		func(ctx context.Context, _ *session, _ execproto.Unit) (execproto.EnvironmentInfo, error) {
 			return c.srv.env, nil
 		})
-	handle(c, mux, execproto.EnvironmentStatus, "environment status", paramsSpec{unit: true},
+	handle(c, mux, execproto.EnvironmentStatus, "environment status",
 		func(ctx context.Context, _ *session, _ execproto.Unit) (execproto.EnvironmentStatusResponse, error) {
 			return execproto.EnvironmentStatusResponse{Status: "ready"}, nil
 		})
@@ -174,13 +110,9 @@ func (c *connection) mux() *jsonrpc.Mux {
 	return mux
 }
 
-func procSpec(method, structName string) paramsSpec {
-	return paramsSpec{structName: structName, required: execproto.ProcessRequiredMembers[method]}
-}
-
 func (c *connection) registerProcess(mux *jsonrpc.Mux) {
-	handle(c, mux, execproto.ProcessStart, "exec", procSpec(execproto.MethodProcessStart, "WireExecParams"), c.processStart)
-	handle(c, mux, execproto.ProcessRead, "exec", procSpec(execproto.MethodProcessRead, "ReadParams"),
+	handle(c, mux, execproto.ProcessStart, "exec", c.processStart)
+	handle(c, mux, execproto.ProcessRead, "exec",
 		func(ctx context.Context, sess *session, p execproto.ProcessReadParams) (execproto.ProcessReadResponse, error) {
 			opts := procs.ReadOptions{MaxBytes: procs.NoByteLimit}
 			if p.AfterSeq != nil {
@@ -211,26 +143,30 @@ func (c *connection) registerProcess(mux *jsonrpc.Mux) {
 			}
 			return out, nil
 		})
-	handle(c, mux, execproto.ProcessWrite, "exec", procSpec(execproto.MethodProcessWrite, "WriteParams"),
+	handle(c, mux, execproto.ProcessWrite, "exec",
 		func(ctx context.Context, sess *session, p execproto.ProcessWriteParams) (execproto.ProcessWriteResponse, error) {
 			st, err := sess.procs.Write(ctx, p.ProcessID, p.WriteID, p.Chunk)
+			if errors.Is(err, procs.ErrStdinWrite) {
+				// The child's stdin is gone (it exited, or stopped
+				// reading). Codex 0.169 queues the bytes and answers
+				// accepted all the same, on pipes and ttys alike; the
+				// bytes are lost either way.
+				return execproto.ProcessWriteResponse{Status: execproto.WriteAccepted}, nil
+			}
 			if err != nil {
 				return execproto.ProcessWriteResponse{}, err
 			}
 			return execproto.ProcessWriteResponse{Status: execproto.WriteStatus(st)}, nil
 		})
-	handle(c, mux, execproto.ProcessSignalM, "exec", procSpec(execproto.MethodProcessSignal, "SignalParams"),
+	handle(c, mux, execproto.ProcessSignalM, "exec",
 		func(ctx context.Context, sess *session, p execproto.ProcessSignalParams) (execproto.ProcessSignalResponse, error) {
-			if p.Signal != execproto.SignalInterrupt {
-				return execproto.ProcessSignalResponse{}, invalidParams(fmt.Sprintf("unknown variant `%s`, expected `interrupt`", p.Signal))
-			}
 			err := sess.procs.Signal(p.ProcessID, syscall.SIGINT)
 			if errors.Is(err, procs.ErrUnknownProcess) {
 				err = nil // Codex answers {} for an unknown or exited process
 			}
 			return execproto.ProcessSignalResponse{}, err
 		})
-	handle(c, mux, execproto.ProcessTerminate, "exec", procSpec(execproto.MethodProcessTerminate, "TerminateParams"),
+	handle(c, mux, execproto.ProcessTerminate, "exec",
 		func(ctx context.Context, sess *session, p execproto.ProcessTerminateParams) (execproto.ProcessTerminateResponse, error) {
 			proc, err := sess.procs.Get(p.ProcessID)
 			if err != nil {
@@ -248,8 +184,21 @@ func (c *connection) registerProcess(mux *jsonrpc.Mux) {
 }
 
 func (c *connection) processStart(ctx context.Context, sess *session, p execproto.ProcessStartParams) (execproto.ProcessStartResponse, error) {
+	if _, err := fsops.ParsePathURI(p.Cwd); err != nil {
+		var fe *fsops.Error
+		if errors.As(err, &fe) && fe.Code == fsops.CodeInvalidRequest {
+			// A URI that names no local path (a host, a drive letter):
+			// Codex rejects it as an invalid param of process/start.
+			return execproto.ProcessStartResponse{}, invalidParams(
+				fmt.Sprintf("cwd URI `%s` is not valid on this exec-server host: %s", p.Cwd, fe.Message))
+		}
+		return execproto.ProcessStartResponse{}, err
+	}
 	cwd, err := c.srv.fs.CheckURI(p.Cwd)
 	if err != nil {
+		return execproto.ProcessStartResponse{}, err
+	}
+	if err := checkSpawnable(sess, p); err != nil {
 		return execproto.ProcessStartResponse{}, err
 	}
 	env := p.Env
@@ -284,6 +233,39 @@ func (c *connection) processStart(ctx context.Context, sess *session, p execprot
 		proc.Release() // no client to wait for
 	}
 	return execproto.ProcessStartResponse{}, jsonrpc.ErrAsyncResponse
+}
+
+// checkSpawnable refuses, with Codex's messages, what it cannot pass to
+// exec: an empty program name, and NUL bytes in the argv or the
+// environment. An empty argv and a process id in use are left to the
+// manager, which reports them first, as Codex does.
+func checkSpawnable(sess *session, p execproto.ProcessStartParams) error {
+	if len(p.Argv) == 0 {
+		return nil
+	}
+	if _, err := sess.procs.Get(p.ProcessID); !errors.Is(err, procs.ErrUnknownProcess) {
+		return nil
+	}
+	if p.Argv[0] == "" {
+		if p.Tty {
+			return jsonrpc.NewError(jsonrpc.CodeInternalError, "missing program for PTY spawn")
+		}
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "missing program for pipe spawn")
+	}
+	for _, a := range p.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return jsonrpc.NewError(jsonrpc.CodeInternalError, "nul byte found in provided data")
+		}
+	}
+	if p.Arg0 != nil && strings.IndexByte(*p.Arg0, 0) >= 0 {
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "nul byte found in provided data")
+	}
+	for k, v := range p.Env {
+		if strings.IndexByte(k, 0) >= 0 || strings.IndexByte(v, 0) >= 0 {
+			return jsonrpc.NewError(jsonrpc.CodeInternalError, "data provided contains a nul byte")
+		}
+	}
+	return nil
 }
 
 // buildEnv applies Codex's shell environment policy to the server's own
@@ -364,19 +346,9 @@ func (c *connection) registerFS(mux *jsonrpc.Mux) {
 	fsConnMethod(c, mux, execproto.FsWatchMissing, fs.WatchMissing)
 }
 
-// fsSpecOf is Codex's params check of an fs method; its serde struct is
-// named after the method ("fs/readFile": WireFsReadFileParams).
-func fsSpecOf(method string) paramsSpec {
-	name := strings.TrimPrefix(method, "fs/")
-	return paramsSpec{
-		structName: "WireFs" + strings.ToUpper(name[:1]) + name[1:] + "Params",
-		required:   execproto.FsRequiredMembers[method],
-	}
-}
-
 // fsMethod registers an fs method that needs no state of the connection.
 func fsMethod[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], fn func(context.Context, P) (R, error)) {
-	handle(c, mux, m, "filesystem", fsSpecOf(m.Name()), func(ctx context.Context, _ *session, p P) (R, error) {
+	handle(c, mux, m, "filesystem", func(ctx context.Context, _ *session, p P) (R, error) {
 		return fn(ctx, p)
 	})
 }
@@ -384,14 +356,13 @@ func fsMethod[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R],
 // fsConnMethod registers one that works on the connection's open handles or
 // watches.
 func fsConnMethod[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], fn func(context.Context, *fsops.ConnState, P) (R, error)) {
-	handle(c, mux, m, "filesystem", fsSpecOf(m.Name()), func(ctx context.Context, _ *session, p P) (R, error) {
+	handle(c, mux, m, "filesystem", func(ctx context.Context, _ *session, p P) (R, error) {
 		return fn(ctx, c.fsConn(), p)
 	})
 }
 
 func (c *connection) registerHTTP(mux *jsonrpc.Mux) {
 	handle(c, mux, execproto.HTTPRequest, "http",
-		paramsSpec{structName: "HttpRequestParams", required: execproto.HTTPRequiredMembers[execproto.MethodHTTPRequest]},
 		func(ctx context.Context, _ *session, p execproto.HTTPRequestParams) (execproto.HTTPRequestResponse, error) {
 			if p.StreamResponse {
 				c.mu.Lock()
@@ -412,6 +383,10 @@ func (c *connection) registerHTTP(mux *jsonrpc.Mux) {
 					delete(c.bodyStreams, p.RequestID)
 					c.mu.Unlock()
 				}
+			}
+			if err := resolveHeaderEnvVars(p.Headers); err != nil {
+				release()
+				return execproto.HTTPRequestResponse{}, err
 			}
 			resp, body, err := c.srv.http.Do(ctx, p)
 			if err != nil {
@@ -438,4 +413,24 @@ func (c *connection) registerHTTP(mux *jsonrpc.Mux) {
 			}()
 			return resp, jsonrpc.ErrAsyncResponse
 		})
+}
+
+// resolveHeaderEnvVars appends to each header that names a valueEnvVar the
+// value of that variable in the server's environment, as Codex does
+// (capability httpHeaderEnvVars): a client can send "Bearer " and the name
+// of the variable that holds a token it must not see.
+func resolveHeaderEnvVars(headers []execproto.HTTPHeader) error {
+	for i := range headers {
+		h := &headers[i]
+		if h.ValueEnvVar == nil {
+			continue
+		}
+		v, ok := os.LookupEnv(*h.ValueEnvVar)
+		if !ok {
+			return invalidParams(fmt.Sprintf("http/request header %s requires executor environment variable %s", h.Name, *h.ValueEnvVar))
+		}
+		h.Value += v
+		h.ValueEnvVar = nil
+	}
+	return nil
 }

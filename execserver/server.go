@@ -145,6 +145,7 @@ func environmentInfo() execproto.EnvironmentInfo {
 		Capabilities: execproto.Capabilities{
 			FsWatchMissing:     true,
 			FileWriteStreaming: true,
+			HTTPHeaderEnvVars:  true,
 		},
 	}
 }
@@ -355,13 +356,8 @@ func (c *connection) gate(family string) (*session, error) {
 	return c.sess, nil
 }
 
-var initializeSpec = paramsSpec{structName: "InitializeParams", required: execproto.InitializeRequiredMembers}
-
 func (c *connection) admitInitialize(ctx context.Context, req *jsonrpc.Request) error {
-	if err := initializeSpec.check(req.Params); err != nil {
-		return err
-	}
-	p, err := jsonrpc.DecodeParams[execproto.InitializeParams](req.Params)
+	p, err := decodeParams[execproto.InitializeParams](req.Method, req.Params)
 	if err != nil {
 		return err
 	}

@@ -529,11 +529,20 @@ func TestTerminateGetsThroughBlockedWrites(t *testing.T) {
 	chunk := make([]byte, 64<<10)
 	writesDone := make(chan error, 2)
 	accepted := make(chan struct{}, 1024)
+	// Writes to a child that is gone are accepted (and lost), as in Codex,
+	// so the writers are told when to stop.
+	stop := make(chan struct{})
 	for _, id := range []string{"a", "b"} {
 		c.start(id, "sleep", "300")
 		go func(id string) {
 			var err error
 			for i := 0; err == nil && i < 400; i++ {
+				select {
+				case <-stop:
+					writesDone <- nil
+					return
+				default:
+				}
 				var res execproto.ProcessWriteResponse
 				res, err = execproto.ProcessWrite.Call(ctx, c.conn, execproto.ProcessWriteParams{ProcessID: id, Chunk: chunk, WriteID: fmt.Sprint(i)})
 				if err == nil && res.Status != "accepted" {
@@ -570,6 +579,7 @@ func TestTerminateGetsThroughBlockedWrites(t *testing.T) {
 			t.Fatalf("terminate %s: %v", id, err)
 		}
 	}
+	close(stop)
 	for i := 0; i < 2; i++ {
 		if err := within(t, writesDone, "writes end"); err != nil && rpcCode(err) == 0 {
 			t.Fatalf("writes: %v", err)

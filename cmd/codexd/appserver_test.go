@@ -7,12 +7,14 @@ import (
 )
 
 func TestAppServerUsage(t *testing.T) {
+	t.Setenv("CODEX_HOME", t.TempDir())
 	cases := []struct {
 		args []string
 		code int
 		msg  string
 	}{
-		{[]string{"app-server"}, 1, "the agent core is not built yet"},
+		{[]string{"app-server", "--sandbox", "bogus"}, 2, "want read-only"},
+		{[]string{"app-server", "-c", "model_provider=nope"}, 1, "nope"},
 		{[]string{"app-server", "--listen", "tcp://x"}, 2, "unknown scheme"},
 		{[]string{"app-server", "--listen", "ws://0.0.0.0:0", "--bench-instant-core", "1"}, 2, "--insecure-no-auth"},
 		{[]string{"app-server", "extra"}, 2, "unexpected argument"},

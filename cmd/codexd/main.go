@@ -1,37 +1,59 @@
 // Command codexd is one binary for codexd's servers and clients:
 //
-//	codexd exec-server --listen ws://127.0.0.1:0   serve the exec-server
-//	codexd exec [--server URL] -- CMD ARGS...      run a command remotely
+//	codexd exec "PROMPT"                          run one agent turn, print the answer
+//	codexd app-server [--listen URL]              serve Codex's app-server protocol
+//	codexd exec-server [--listen URL]             serve the exec-server
+//	codexd run [--server URL] -- CMD [ARGS...]    run a command through an exec-server
+//	codexd mock-model [--listen 127.0.0.1:PORT]   serve a mock Responses API
 //
 // It only parses flags and hands over to the packages that do the work; it
-// must never hold protocol or server logic of its own.
+// must never hold protocol, server or agent logic of its own.
 package main
 
 import (
-	"context"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
+	"strings"
 
 	"github.com/codexd/codexd/execcli"
-	"github.com/codexd/codexd/execserver"
-	"github.com/codexd/codexd/execserver/httpreq"
-	"github.com/codexd/codexd/jsonrpc"
 	"github.com/codexd/codexd/mockmodel"
-	"github.com/codexd/codexd/rpcserve"
 	"github.com/codexd/codexd/sandbox"
 )
 
-const usage = `usage:
-  codexd exec-server [--listen URL] [--root DIR]... [--auth-token-file FILE] [--insecure-no-auth] [--session-ttl D]
-  codexd exec [--server ws://HOST:PORT] [--tty] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]
-  codexd mock-model [--listen 127.0.0.1:PORT] [--script FILE]
-`
+// version is codexd's own version; the wire contract it implements is
+// Codex's (codexVersion).
+const (
+	version      = "0.2.0"
+	codexVersion = "0.169.0"
+)
+
+type command struct {
+	name, synopsis string
+	run            func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+var commands = []command{
+	{"exec", `exec [flags] "PROMPT"             run one agent turn non-interactively and print the answer`, runExec},
+	{"app-server", "app-server [--listen URL]          serve Codex's app-server protocol (the TUI, IDEs, scripts)", runAppServer},
+	{"exec-server", "exec-server [--listen URL]         serve the exec-server (processes, files, HTTP for an agent)", runExecServer},
+	{"run", "run [--server URL] -- CMD [ARGS]    run a command through an exec-server (in-process by default)", runRun},
+	{"mock-model", "mock-model [--listen HOST:PORT]    serve a scriptable mock Responses API, for offline runs", func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return mockmodel.Main(args, stdout, stderr)
+	}},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "codexd %s: Codex's JSON-RPC servers and agent, in Go (wire-compatible with Codex %s)\n\nusage:\n", version, codexVersion)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  codexd %s\n", c.synopsis)
+	}
+	fmt.Fprint(w, "  codexd help [COMMAND]              this text, or a command's flags\n  codexd --version\n")
+}
 
 func main() {
 	// A command wrapped by sandbox.Wrap re-executes codexd as its helper:
@@ -42,77 +64,105 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		usage(stderr)
 		return 2
 	}
 	switch args[0] {
-	case "exec-server":
-		return runExecServer(args[1:], stdin, stdout, stderr)
-	case "app-server":
-		return runAppServer(args[1:], stdin, stdout, stderr)
-	case "exec":
-		return runExec(args[1:], stdin, stdout, stderr)
-	case "mock-model":
-		return mockmodel.Main(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
+		if len(args) > 1 && args[0] == "help" {
+			return run([]string{args[1], "--help"}, stdin, stdout, stderr)
+		}
+		usage(stdout)
+		return 0
+	case "--version", "-V", "version":
+		fmt.Fprintf(stdout, "codexd %s (Codex %s protocol, %s)\n", version, codexVersion, buildRevision())
 		return 0
 	}
-	fmt.Fprintf(stderr, "codexd: unknown command %q\n%s", args[0], usage)
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "codexd: unknown command %q\n\n", args[0])
+	usage(stderr)
 	return 2
+}
+
+// parseFlags parses args into fs, the way every subcommand does: -h and
+// --help print the usage to stdout and exit 0; a bad flag prints the
+// error and the usage to stderr and exits 2. ok reports whether to go on.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	var errOut bytes.Buffer
+	fs.SetOutput(&errOut)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return 0, false
+	case err != nil:
+		_, _ = stderr.Write(errOut.Bytes())
+		return 2, false
+	}
+	fs.SetOutput(stderr)
+	return 0, true
+}
+
+// flagUsage returns a FlagSet.Usage that prints head, then the flags that
+// have a usage text (hidden flags have none).
+func flagUsage(fs *flag.FlagSet, head string) func() {
+	return func() {
+		w := fs.Output()
+		fmt.Fprint(w, head)
+		if !strings.HasSuffix(head, "\n") {
+			fmt.Fprintln(w)
+		}
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Usage == "" {
+				return
+			}
+			name, use := flag.UnquoteUsage(f)
+			fmt.Fprintf(w, "  --%s %s\n    \t%s", f.Name, name, use)
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" {
+				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(w)
+		})
+	}
+}
+
+func buildRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown build"
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return info.GoVersion
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev + ", " + info.GoVersion
 }
 
 type multiFlag []string
 
-func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("exec-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "ws://127.0.0.1:0", "where to listen: ws://IP:PORT, unix://PATH, stdio:// or off")
-	var roots multiFlag
-	fs.Var(&roots, "root", "confine fs paths and process cwd to `DIR` (repeatable)")
-	tokenFile := fs.String("auth-token-file", "", "require this bearer token on WebSocket upgrades")
-	insecureNoAuth := fs.Bool("insecure-no-auth", false, "allow a ws:// listener on an address other than loopback without --auth-token-file")
-	ttl := fs.Duration("session-ttl", execserver.DefaultSessionTTL, "how long a detached session keeps its processes")
-	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in bytes")
-	httpTimeout := fs.Duration("http-timeout", execserver.DefaultHTTPTimeout, "timeout of an http/request that names none")
-	httpMaxBody := fs.Int64("http-max-body", httpreq.DefaultMaxBodyBytes, "largest http/request response body, in bytes")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	addr, err := jsonrpc.ParseListenURL(*listen)
-	if err != nil {
-		fmt.Fprintln(stderr, "codexd exec-server:", err)
-		return 2
-	}
-	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage, InsecureNoAuth: *insecureNoAuth,
-		HTTP: httpreq.Config{DefaultTimeout: *httpTimeout, MaxBodyBytes: *httpMaxBody}}
-	if *tokenFile != "" {
-		if cfg.AuthToken, err = rpcserve.ReadAuthToken(*tokenFile); err != nil {
-			fmt.Fprintln(stderr, "codexd exec-server:", err)
-			return 2
-		}
-	}
-	if os.Getenv("GOGC") == "" {
-		// A server's live heap is small (rings, queues), while streamed
-		// output makes garbage fast: collecting at half the live heap
-		// instead of all of it keeps RSS near the live heap for little CPU.
-		debug.SetGCPercent(50)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := execserver.Run(ctx, cfg, addr, stdin, stdout); err != nil {
-		fmt.Fprintln(stderr, "codexd exec-server:", err)
-		if errors.Is(err, rpcserve.ErrNoAuth) {
-			return 2
-		}
-		return 1
-	}
-	return 0
-}
-
-func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// runRun is `codexd run`: a command through an exec-server.
+func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return execcli.Main(args, stdin, stdout, stderr)
 }

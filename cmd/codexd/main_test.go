@@ -30,12 +30,22 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exec-server", "--listen", "ws://0.0.0.0:0"}, 2, "--insecure-no-auth"},
 		{[]string{"exec-server", "--auth-token-file", empty}, 2, "is empty"},
 		{[]string{"exec-server", "--auth-token-file", filepath.Join(t.TempDir(), "missing")}, 2, "no such file"},
-		{[]string{"help"}, 0, ""},
+		{[]string{"help"}, 0, "codexd exec"},
+		{[]string{"--version"}, 0, "codexd 0."},
+		{[]string{"help", "exec-server"}, 0, "--listen"},
+		{[]string{"exec-server", "--help"}, 0, "--root"},
+		{[]string{"app-server", "-h"}, 0, "--listen"},
+		{[]string{"mock-model", "--help"}, 0, "--script"},
+		{[]string{"exec", "--", "ls"}, 2, "codexd run"},
 	}
 	for _, tc := range cases {
 		var out, errb bytes.Buffer
 		code := run(tc.args, strings.NewReader(""), &out, &errb)
-		if code != tc.code || !strings.Contains(errb.String()+out.String(), tc.msg) {
+		shown := errb.String()
+		if tc.code == 0 {
+			shown = out.String() // help and version go to stdout
+		}
+		if code != tc.code || !strings.Contains(shown, tc.msg) {
 			t.Errorf("run(%q) = %d, %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.msg)
 		}
 	}

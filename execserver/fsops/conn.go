@@ -183,15 +183,10 @@ func (c *ConnState) lookup(id string) (*handle, error) {
 	return h, nil
 }
 
-func checkOffset(off uint64) error {
-	if off > math.MaxInt64 {
-		return invalidRequest("file offset %d is too large", off)
-	}
-	return nil
-}
-
 // ReadBlock implements fs/readBlock: up to Len bytes at Offset; EOF is set
-// when fewer were available.
+// when fewer were available. As in Codex 0.169, a read that fails (the
+// handle was opened for writing: EBADF; an offset the kernel refuses:
+// EINVAL) also closes the handle.
 func (s *Service) ReadBlock(ctx context.Context, c *ConnState, p execproto.FsReadBlockParams) (execproto.FsReadBlockResponse, error) {
 	if err := checkHandleID(p.HandleID); err != nil {
 		return execproto.FsReadBlockResponse{}, err
@@ -199,16 +194,30 @@ func (s *Service) ReadBlock(ctx context.Context, c *ConnState, p execproto.FsRea
 	if p.Len < 1 || p.Len > uint64(s.maxBlock) {
 		return execproto.FsReadBlockResponse{}, invalidRequest("file read block length must be between 1 and %d", s.maxBlock)
 	}
-	if err := checkOffset(p.Offset); err != nil {
-		return execproto.FsReadBlockResponse{}, err
-	}
 	h, err := c.lookup(p.HandleID)
 	if err != nil {
 		return execproto.FsReadBlockResponse{}, err
 	}
-	defer h.mu.Unlock()
-	if h.write {
-		return execproto.FsReadBlockResponse{}, invalidRequest("file handle `%s` is not open for read", p.HandleID)
+	res, err := h.readLocked(p)
+	if err != nil {
+		h.closed = true
+		h.f.Close()
+	}
+	h.mu.Unlock()
+	if err != nil {
+		c.forget(p.HandleID, h)
+	}
+	return res, err
+}
+
+func (h *handle) readLocked(p execproto.FsReadBlockParams) (execproto.FsReadBlockResponse, error) {
+	switch {
+	case h.write:
+		// The descriptor is write-only, and Codex reads it all the same.
+		return execproto.FsReadBlockResponse{}, osError(syscall.EBADF)
+	case p.Offset > math.MaxInt64:
+		// Codex passes the offset to pread as a signed number.
+		return execproto.FsReadBlockResponse{}, osError(syscall.EINVAL)
 	}
 	buf := make([]byte, p.Len)
 	n, err := h.f.ReadAt(buf, int64(p.Offset))
@@ -218,7 +227,17 @@ func (s *Service) ReadBlock(ctx context.Context, c *ConnState, p execproto.FsRea
 	return execproto.FsReadBlockResponse{Chunk: buf[:n], EOF: uint64(n) < p.Len}, nil
 }
 
-// WriteBlock implements fs/writeBlock: Chunk is written at Offset.
+// forget drops h from the handles if it is still there under id.
+func (c *ConnState) forget(id string, h *handle) {
+	c.mu.Lock()
+	if c.handles != nil && c.handles[id] == h {
+		delete(c.handles, id)
+	}
+	c.mu.Unlock()
+}
+
+// WriteBlock implements fs/writeBlock: Chunk is written at Offset. Unlike
+// a failed read, a failed write leaves the handle open, as in Codex.
 func (s *Service) WriteBlock(ctx context.Context, c *ConnState, p execproto.FsWriteBlockParams) (execproto.FsWriteBlockResponse, error) {
 	if err := checkHandleID(p.HandleID); err != nil {
 		return execproto.FsWriteBlockResponse{}, err
@@ -226,8 +245,8 @@ func (s *Service) WriteBlock(ctx context.Context, c *ConnState, p execproto.FsWr
 	if len(p.Chunk) < 1 || len(p.Chunk) > s.maxBlock {
 		return execproto.FsWriteBlockResponse{}, invalidRequest("file write block length must be between 1 and %d", s.maxBlock)
 	}
-	if err := checkOffset(p.Offset); err != nil {
-		return execproto.FsWriteBlockResponse{}, err
+	if p.Offset > math.MaxInt64-uint64(len(p.Chunk)) {
+		return execproto.FsWriteBlockResponse{}, invalidRequest("file write range exceeds the signed 64-bit file offset limit")
 	}
 	h, err := c.lookup(p.HandleID)
 	if err != nil {
@@ -235,7 +254,7 @@ func (s *Service) WriteBlock(ctx context.Context, c *ConnState, p execproto.FsWr
 	}
 	defer h.mu.Unlock()
 	if !h.write {
-		return execproto.FsWriteBlockResponse{}, invalidRequest("file handle `%s` is not open for write", p.HandleID)
+		return execproto.FsWriteBlockResponse{}, osError(syscall.EBADF)
 	}
 	if _, err := h.f.WriteAt(p.Chunk, int64(p.Offset)); err != nil {
 		return execproto.FsWriteBlockResponse{}, osError(err)

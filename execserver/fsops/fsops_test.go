@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,6 +117,20 @@ func TestParsePathURI(t *testing.T) {
 		"file:///a/b/..":          "/a/",
 		"file://":                 "/",
 		"file:///bad%zzescape":    "/bad%zzescape",
+		// What Codex's URL parser makes of odd forms (observed on 0.169).
+		"file:relative":        "/relative",
+		"file:":                "/",
+		"file:..":              "/",
+		"file:/../a":           "/a",
+		" file:///a \n":        "/a",
+		"\x01file:///a\x00":    "/a",
+		"file:///a\tb":         "/ab",
+		"file:///a\\b":         "/a/b",
+		"file:////a":           "//a",
+		"file://%6cocalhost/a": "/a",
+		"file://LOCALHOST/a":   "/a",
+		"file:///a/%2e./b":     "/b",
+		"file:///a%2Fb":        "/a/b",
 	}
 	for in, want := range good {
 		got, err := ParsePathURI(in)
@@ -134,8 +149,18 @@ func TestParsePathURI(t *testing.T) {
 		{"file:///a?q=1", CodeInvalidParams, "query parameters are not allowed in path URIs"},
 		{"file:///a#f", CodeInvalidParams, "fragments are not allowed in path URIs"},
 		{"file://relative/x", CodeInvalidRequest, "'file://relative/x' is invalid on 'linux'"},
-		{"file:relative", CodeInvalidRequest, "is invalid on 'linux'"},
 		{"file:///a%00b", CodeInvalidParams, "'file:///a%00b' is invalid on 'linux'"},
+		{"file:?x", CodeInvalidParams, "query parameters are not allowed in path URIs"},
+		{"file:///a#", CodeInvalidParams, "fragments are not allowed in path URIs"},
+		{"file://[::1]/a", CodeInvalidRequest, "'file://[::1]/a' is invalid on 'linux'"},
+		{"file://127.0.0.1/a", CodeInvalidRequest, "'file://127.0.0.1/a' is invalid on 'linux'"},
+		{"file://LocalHost./a", CodeInvalidRequest, "'file://localhost./a' is invalid on 'linux'"},
+		{"file:\\\\tmp\\a", CodeInvalidRequest, "'file://tmp/a' is invalid on 'linux'"},
+		{"file:C:/x", CodeInvalidRequest, "'file:///C:/x' is invalid on 'linux'"},
+		{"file:///C:/x", CodeInvalidRequest, "'file:///C:/x' is invalid on 'linux'"},
+		{"file://user@localhost/a", CodeInvalidParams, "invalid URI: invalid international domain name"},
+		{"file://localhost:80/a", CodeInvalidParams, "invalid URI: invalid international domain name"},
+		{"file://a b/a", CodeInvalidParams, "invalid URI: invalid international domain name"},
 	}
 	for _, c := range bad {
 		_, err := ParsePathURI(c.in)
@@ -195,8 +220,12 @@ func TestReadFile(t *testing.T) {
 	wantCode(t, err, CodeInvalidRequest, "is not a file")
 	_, err = e.svc.ReadFile(ctx, execproto.FsReadFileParams{Path: e.uri("big.txt")})
 	wantCode(t, err, CodeInvalidRequest, "file is too large to read: limit is 8 bytes")
+	// Codex 0.169 opens with O_NOFOLLOW: a final symlink is ELOOP, a
+	// directory on the way that is a symlink ENOTDIR.
 	_, err = e.svc.ReadFile(ctx, execproto.FsReadFileParams{Path: e.uri("link"), FollowSymlinks: ptr(false)})
-	wantCode(t, err, CodeInvalidRequest, "path contains a symbolic link")
+	wantCode(t, err, CodeInternalError, "Symbolic link loop (os error 40)")
+	_, err = e.svc.ReadFile(ctx, execproto.FsReadFileParams{Path: e.uri("dir"), FollowSymlinks: ptr(false)})
+	wantCode(t, err, CodeInvalidRequest, "path is not a regular file")
 	_, err = e.svc.ReadFile(ctx, execproto.FsReadFileParams{Path: "relative/path"})
 	wantCode(t, err, CodeInvalidParams, "invalid URI")
 
@@ -224,7 +253,10 @@ func TestWriteFile(t *testing.T) {
 	wantCode(t, err, CodeNotFound, "No such file or directory")
 	e.symlink("old.txt", "link")
 	_, err = e.svc.WriteFile(ctx, execproto.FsWriteFileParams{Path: e.uri("link"), DataBase64: "eA==", FollowSymlinks: ptr(false)})
-	wantCode(t, err, CodeInvalidRequest, "path contains a symbolic link")
+	wantCode(t, err, CodeInternalError, "Symbolic link loop (os error 40)")
+	// Strict base64, as Codex's decoder: no bits past the end.
+	_, err = e.svc.WriteFile(ctx, execproto.FsWriteFileParams{Path: e.uri("x.txt"), DataBase64: "aGl="})
+	wantCode(t, err, CodeInvalidRequest, "fs/writeFile requires valid base64 dataBase64: the last character")
 	_, err = e.svc.WriteFile(ctx, execproto.FsWriteFileParams{Path: e.uri("link"), DataBase64: "eA=="})
 	ok(t, err)
 	if got := e.read("old.txt"); got != "x" {
@@ -349,9 +381,13 @@ func TestRemove(t *testing.T) {
 	if e.read("target/keep") != "x" {
 		t.Error("target of removed link damaged")
 	}
+	// Codex refuses a recursive (the default) no-follow removal of any
+	// path, before looking at it.
 	_, err = e.svc.Remove(ctx, execproto.FsRemoveParams{Path: e.uri("full"), FollowSymlinks: ptr(false)})
-	wantCode(t, err, CodeInvalidRequest, "recursive no-follow removal is unsupported")
+	wantCode(t, err, CodeInternalError, "recursive no-follow removal is unsupported")
 	_, err = e.svc.Remove(ctx, execproto.FsRemoveParams{Path: e.uri("full/x"), FollowSymlinks: ptr(false)})
+	wantCode(t, err, CodeInternalError, "recursive no-follow removal is unsupported")
+	_, err = e.svc.Remove(ctx, execproto.FsRemoveParams{Path: e.uri("full/x"), FollowSymlinks: ptr(false), Recursive: ptr(false)})
 	ok(t, err)
 }
 
@@ -546,8 +582,12 @@ func TestHandles(t *testing.T) {
 	wantCode(t, err, CodeNotFound, "No such file or directory")
 	_, err = e.svc.Open(ctx, c, execproto.FsOpenParams{HandleID: "b", Path: e.uri("a.txt"), Mode: "bogus"})
 	wantCode(t, err, CodeInvalidParams, "unknown variant `bogus`, expected `read` or `replace`")
+	// Codex writes to the read-only descriptor: EBADF, and the handle
+	// stays open.
 	_, err = e.svc.WriteBlock(ctx, c, execproto.FsWriteBlockParams{HandleID: "h1", Chunk: []byte("x")})
-	wantCode(t, err, CodeInvalidRequest, "file handle `h1` is not open for write")
+	wantCode(t, err, CodeInternalError, "Bad file descriptor (os error 9)")
+	_, err = e.svc.ReadBlock(ctx, c, execproto.FsReadBlockParams{HandleID: "h1", Len: 1})
+	ok(t, err)
 
 	_, err = e.svc.Close(ctx, c, execproto.FsCloseParams{HandleID: "h1"})
 	ok(t, err)
@@ -575,8 +615,8 @@ func TestWriteBlock(t *testing.T) {
 		_, err = e.svc.WriteBlock(ctx, c, execproto.FsWriteBlockParams{HandleID: "w", Chunk: chunk})
 		wantCode(t, err, CodeInvalidRequest, "file write block length must be between 1 and 1048576")
 	}
-	_, err = e.svc.ReadBlock(ctx, c, execproto.FsReadBlockParams{HandleID: "w", Len: 1})
-	wantCode(t, err, CodeInvalidRequest, "file handle `w` is not open for read")
+	_, err = e.svc.WriteBlock(ctx, c, execproto.FsWriteBlockParams{HandleID: "w", Offset: math.MaxInt64, Chunk: []byte("x")})
+	wantCode(t, err, CodeInvalidRequest, "file write range exceeds the signed 64-bit file offset limit")
 	_, err = e.svc.WriteBlock(ctx, c, execproto.FsWriteBlockParams{HandleID: "nope", Chunk: []byte("x")})
 	wantCode(t, err, CodeNotFound, "unknown file handle `nope`")
 	_, err = e.svc.Close(ctx, c, execproto.FsCloseParams{HandleID: "w"})
@@ -630,4 +670,36 @@ func TestOSErrorMessages(t *testing.T) {
 	if osError(nil) != nil {
 		t.Error("osError(nil) != nil")
 	}
+}
+
+// A read that fails closes its handle in Codex 0.169; a write that fails
+// does not.
+func TestBlockFailuresLikeCodex(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "0123456789")
+	c := e.svc.NewConnState(nil)
+	defer c.Close()
+	_, err := e.svc.Open(ctx, c, execproto.FsOpenParams{HandleID: "w", Path: e.uri("out"), Mode: execproto.FsOpenReplace})
+	ok(t, err)
+	_, err = e.svc.ReadBlock(ctx, c, execproto.FsReadBlockParams{HandleID: "w", Len: 1})
+	wantCode(t, err, CodeInternalError, "Bad file descriptor (os error 9)")
+	_, err = e.svc.WriteBlock(ctx, c, execproto.FsWriteBlockParams{HandleID: "w", Chunk: []byte("x")})
+	wantCode(t, err, CodeNotFound, "unknown file handle `w`")
+
+	_, err = e.svc.Open(ctx, c, execproto.FsOpenParams{HandleID: "r", Path: e.uri("a.txt")})
+	ok(t, err)
+	_, err = e.svc.ReadBlock(ctx, c, execproto.FsReadBlockParams{HandleID: "r", Len: 0})
+	wantCode(t, err, CodeInvalidRequest, "file read block length must be between 1 and 1048576")
+	res, err := e.svc.ReadBlock(ctx, c, execproto.FsReadBlockParams{HandleID: "r", Offset: math.MaxInt64 - 1, Len: 1})
+	ok(t, err)
+	if len(res.Chunk) != 0 || !res.EOF {
+		t.Errorf("read far past the end: %+v", res)
+	}
+	_, err = e.svc.ReadBlock(ctx, c, execproto.FsReadBlockParams{HandleID: "r", Offset: math.MaxInt64 + 1, Len: 1})
+	wantCode(t, err, CodeInvalidRequest, "Invalid argument (os error 22)")
+	_, err = e.svc.ReadBlock(ctx, c, execproto.FsReadBlockParams{HandleID: "r", Len: 1})
+	wantCode(t, err, CodeNotFound, "unknown file handle `r`")
+	// The id is free again.
+	_, err = e.svc.Open(ctx, c, execproto.FsOpenParams{HandleID: "r", Path: e.uri("a.txt")})
+	ok(t, err)
 }

@@ -86,8 +86,16 @@ func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
+// errFinalSymlink is the followSymlinks: false refusal of a path whose last
+// component is a symlink. Codex words it so for fs/getMetadata and
+// fs/remove; the methods that open the path answer as the open would
+// (ELOOP for a file, ENOTDIR or EEXIST for a directory to create).
+var errFinalSymlink = invalidRequest("path contains a symbolic link")
+
 // checkNoSymlinks is the followSymlinks: false rule: the path must be
-// normalized and none of its components may be a symlink.
+// normalized and none of its components may be a symlink. Codex walks the
+// path with O_NOFOLLOW|O_DIRECTORY, so a symlink before the last component
+// fails as ENOTDIR; a symlink as the last one is errFinalSymlink.
 func checkNoSymlinks(p string) error {
 	if !filepath.IsAbs(p) {
 		return invalidRequest("no-follow filesystem operations require an absolute path")
@@ -106,7 +114,10 @@ func checkNoSymlinks(p string) error {
 			return osError(err)
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return invalidRequest("path contains a symbolic link")
+			if cur != filepath.Clean(p) {
+				return osError(syscall.ENOTDIR)
+			}
+			return errFinalSymlink
 		}
 	}
 	return nil

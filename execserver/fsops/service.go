@@ -236,9 +236,21 @@ func openRegular(path string, noFollow bool, display string) (*os.File, fs.FileI
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
+		if noFollow {
+			return nil, nil, invalidRequest("path is not a regular file")
+		}
 		return nil, nil, invalidRequest("path `%s` is not a file", display)
 	}
 	return f, fi, nil
+}
+
+// finalSymlinkLoops turns errFinalSymlink into what Codex's open with
+// O_NOFOLLOW reports for it: ELOOP.
+func finalSymlinkLoops(err error) error {
+	if err == errFinalSymlink {
+		return osError(syscall.ELOOP)
+	}
+	return err
 }
 
 // ReadFile implements fs/readFile.
@@ -246,7 +258,7 @@ func (s *Service) ReadFile(ctx context.Context, p execproto.FsReadFileParams) (e
 	follow := boolOr(p.FollowSymlinks, true)
 	t, err := s.locate(p.Path, follow, true)
 	if err != nil {
-		return execproto.FsReadFileResponse{}, err
+		return execproto.FsReadFileResponse{}, finalSymlinkLoops(err)
 	}
 	f, fi, err := openRegular(t.path, !follow, t.given)
 	if err != nil {
@@ -274,6 +286,11 @@ func tooLarge(limit int64) *Error {
 
 // WriteFile implements fs/writeFile: create or truncate, then write.
 func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) (execproto.FsWriteFileResponse, error) {
+	// Codex's decoder is strict: padding required, no bits set past the
+	// end of the data.
+	if err := execproto.CheckBase64(p.DataBase64); err != nil {
+		return execproto.FsWriteFileResponse{}, invalidRequest("fs/writeFile requires valid base64 dataBase64: %v", err)
+	}
 	data, err := base64.StdEncoding.DecodeString(p.DataBase64)
 	if err != nil {
 		return execproto.FsWriteFileResponse{}, invalidRequest("fs/writeFile requires valid base64 dataBase64: %v", err)
@@ -281,7 +298,7 @@ func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) 
 	follow := boolOr(p.FollowSymlinks, true)
 	t, err := s.locate(p.Path, follow, true)
 	if err != nil {
-		return execproto.FsWriteFileResponse{}, err
+		return execproto.FsWriteFileResponse{}, finalSymlinkLoops(err)
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NONBLOCK
 	if !follow {
@@ -304,12 +321,22 @@ func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) 
 
 // CreateDirectory implements fs/createDirectory (recursive by default).
 func (s *Service) CreateDirectory(ctx context.Context, p execproto.FsCreateDirectoryParams) (execproto.FsCreateDirectoryResponse, error) {
+	recursive := boolOr(p.Recursive, true)
 	t, err := s.locate(p.Path, boolOr(p.FollowSymlinks, true), true)
+	if err == errFinalSymlink {
+		// As Codex's no-follow walk answers: a symlink where a directory
+		// must be entered is ENOTDIR, one where it must be made is EEXIST.
+		if recursive {
+			err = osError(syscall.ENOTDIR)
+		} else {
+			err = osError(syscall.EEXIST)
+		}
+	}
 	if err != nil {
 		return execproto.FsCreateDirectoryResponse{}, err
 	}
-	if boolOr(p.Recursive, true) {
-		err = os.MkdirAll(t.path, 0o777)
+	if recursive {
+		err = createDirAll(t.path)
 	} else {
 		err = os.Mkdir(t.path, 0o777)
 	}
@@ -317,6 +344,36 @@ func (s *Service) CreateDirectory(ctx context.Context, p execproto.FsCreateDirec
 		return execproto.FsCreateDirectoryResponse{}, osError(err)
 	}
 	return execproto.FsCreateDirectoryResponse{}, nil
+}
+
+// createDirAll is Rust's create_dir_all, which Codex uses: unlike
+// os.MkdirAll, an existing non-directory at p is EEXIST (mkdir's own
+// answer), not ENOTDIR.
+func createDirAll(p string) error {
+	err := syscall.Mkdir(p, 0o777)
+	switch {
+	case err == nil:
+		return nil
+	case err == syscall.ENOENT:
+	case isDir(p):
+		return nil
+	default:
+		return &os.PathError{Op: "mkdir", Path: p, Err: err}
+	}
+	if parent := filepath.Dir(p); parent != p {
+		if err := createDirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := syscall.Mkdir(p, 0o777); err != nil && !isDir(p) {
+		return &os.PathError{Op: "mkdir", Path: p, Err: err}
+	}
+	return nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // GetMetadata implements fs/getMetadata.
@@ -383,7 +440,7 @@ func (s *Service) ReadDirectory(ctx context.Context, p execproto.FsReadDirectory
 	if err != nil {
 		return execproto.FsReadDirectoryResponse{}, err
 	}
-	des, err := os.ReadDir(t.path)
+	des, err := readDirUnsorted(t.path)
 	if err != nil {
 		return execproto.FsReadDirectoryResponse{}, osError(err)
 	}
@@ -414,12 +471,27 @@ func (s *Service) ReadDirectory(ctx context.Context, p execproto.FsReadDirectory
 	return execproto.FsReadDirectoryResponse{Entries: entries}, nil
 }
 
+// readDirUnsorted lists a directory in the order the filesystem gives, as
+// Codex does (os.ReadDir sorts by name).
+func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
 // Remove implements fs/remove: recursive and forced by default. A symlink
 // is removed itself, never its target.
 func (s *Service) Remove(ctx context.Context, p execproto.FsRemoveParams) (execproto.FsRemoveResponse, error) {
 	follow := boolOr(p.FollowSymlinks, true)
 	recursive := boolOr(p.Recursive, true)
 	force := boolOr(p.Force, true)
+	if !follow && recursive {
+		// Codex refuses the combination before looking at the path.
+		return execproto.FsRemoveResponse{}, internal("recursive no-follow removal is unsupported")
+	}
 	t, err := s.locate(p.Path, follow, false)
 	if err != nil {
 		return execproto.FsRemoveResponse{}, err
@@ -440,8 +512,6 @@ func (s *Service) Remove(ctx context.Context, p execproto.FsRemoveParams) (execp
 		err = syscall.Unlink(t.link)
 	case !recursive:
 		err = syscall.Rmdir(t.link)
-	case !follow:
-		return execproto.FsRemoveResponse{}, invalidRequest("recursive no-follow removal is unsupported")
 	default:
 		// os.RemoveAll removes symlinks inside the tree without following
 		// them; mount points inside were refused above.

@@ -164,6 +164,12 @@ func TestWatchMissing(t *testing.T) {
 	if watch(2) || watch(3, "existing") || watch(4, "existing/child") {
 		t.Error("unwatchable paths armed")
 	}
+	// As in Codex 0.169: one path that is there or cannot appear, and the
+	// whole watch is off; id 0 is never armed.
+	e.symlink("nowhere", "dangling")
+	if watch(5, "m1", "existing") || watch(6, "existing/child", "m2") || watch(7, "dangling") || watch(0, "m3") {
+		t.Error("a watch with an unwatchable path, or id 0, armed")
+	}
 
 	// The watch moves down as the ancestors appear and fires only when the
 	// path itself exists.

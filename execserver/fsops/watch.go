@@ -47,18 +47,28 @@ func inodeOf(path string) (inode, bool) {
 // watch that sends one fs/missingChanged through the connection's
 // NotifyFunc when any of its paths comes into existence.
 func (s *Service) WatchMissing(ctx context.Context, c *ConnState, p execproto.FsWatchMissingParams) (execproto.FsWatchMissingResponse, error) {
+	// As in Codex 0.169, a watch is armed only when every path is missing
+	// (a dangling symlink is there) and can still appear (its nearest
+	// existing ancestor is a directory); watch id 0 is never armed.
 	var paths []string
+	watchable := p.WatchID != 0
 	for _, uri := range p.Missing {
 		t, err := s.locate(uri, true, true)
 		if err != nil {
 			return execproto.FsWatchMissingResponse{}, err
 		}
-		if _, err := os.Lstat(t.path); err == nil {
-			continue // not missing
+		if _, err := os.Lstat(t.link); err == nil {
+			watchable = false
+			continue
 		}
-		if _, ok := nearestDir(t.path); ok {
-			paths = append(paths, t.path)
+		if _, ok := nearestDir(t.path); !ok {
+			watchable = false
+			continue
 		}
+		paths = append(paths, t.path)
+	}
+	if !watchable {
+		paths = nil
 	}
 
 	c.mu.Lock()

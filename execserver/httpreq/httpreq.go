@@ -91,7 +91,12 @@ func New(cfg Config) *Client {
 	}
 	rt := cfg.Transport
 	if rt == nil {
-		rt = http.DefaultTransport.(*http.Transport).Clone()
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// Codex's client asks for no compression and hands the body over
+		// as sent; Go would ask for gzip and unpack it behind the caller's
+		// back, dropping Content-Encoding and Content-Length.
+		t.DisableCompression = true
+		rt = t
 	}
 	return &Client{cfg: cfg, transport: rt}
 }
@@ -122,6 +127,10 @@ func (c *Client) Do(ctx context.Context, p execproto.HTTPRequestParams) (execpro
 	if err != nil {
 		return execproto.HTTPRequestResponse{}, nil, err
 	}
+	if timeout == 0 {
+		// Codex's deadline fires before anything is sent.
+		return execproto.HTTPRequestResponse{}, nil, internal("http/request failed: route-aware request timed out")
+	}
 	// The exchange gets its own context: a streamed body must outlive the
 	// caller's ctx, which a server typically cancels once the call has been
 	// answered. Until then the caller's ctx still cancels it.
@@ -151,11 +160,16 @@ func (c *Client) Do(ctx context.Context, p execproto.HTTPRequestParams) (execpro
 	resp, err := hc.Do(req)
 	if err != nil {
 		cancel()
-		return execproto.HTTPRequestResponse{}, nil, internal("http/request failed: %s", describe(err, ctx))
+		if errors.Is(err, context.DeadlineExceeded) && !clientDeadline(p, timeout) {
+			// The server's own limit (--http-timeout), which Codex does not
+			// have: say so rather than blame the network.
+			return execproto.HTTPRequestResponse{}, nil, internal("http/request failed: request timed out")
+		}
+		return execproto.HTTPRequestResponse{}, nil, internal("http/request failed: %s", describeSend(err))
 	}
 	out := execproto.HTTPRequestResponse{
 		Status:  uint16(resp.StatusCode),
-		Headers: responseHeaders(resp.Header),
+		Headers: responseHeaders(resp.Header, resp.TransferEncoding),
 		Body:    []byte{},
 	}
 	if p.StreamResponse {
@@ -178,8 +192,34 @@ func tooLarge(limit int64) string {
 	return fmt.Sprintf("response body exceeds the limit of %d bytes", limit)
 }
 
-// describe words a transport error; a deadline is named as such, since
-// Go's own text for it is cryptic.
+// clientDeadline reports whether timeout is the one the client asked for.
+func clientDeadline(p execproto.HTTPRequestParams, timeout time.Duration) bool {
+	return p.TimeoutMs != nil && timeout == time.Duration(*p.TimeoutMs)*time.Millisecond
+}
+
+// describeSend words a failure to get a response as Codex (reqwest) does:
+// the URL, without the cause (refused, unreachable, timed out while
+// waiting for the headers).
+func describeSend(err error) string {
+	var uerr *url.Error
+	if !errors.As(err, &uerr) {
+		return "error sending request"
+	}
+	if uerr.Err != nil && uerr.Err.Error() == "too many redirects" {
+		return "too many redirects"
+	}
+	u := uerr.URL
+	if pu, perr := url.Parse(u); perr == nil {
+		if pu.Path == "" {
+			pu.Path = "/"
+		}
+		u = pu.String()
+	}
+	return fmt.Sprintf("error sending request for url (%s)", u)
+}
+
+// describe words a failure to read a body; a deadline is named as such,
+// since Go's own text for it is cryptic.
 func describe(err error, ctx context.Context) string {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return "request timed out"
@@ -234,6 +274,14 @@ func (c *Client) build(p execproto.HTTPRequestParams) (*http.Request, execproto.
 		default:
 			req.Header.Add(h.Name, h.Value)
 		}
+	}
+	// What Codex's client sends unless told otherwise: "accept: */*" and
+	// no user agent (Go would send its own).
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "*/*")
+	}
+	if _, ok := req.Header["User-Agent"]; !ok {
+		req.Header.Set("User-Agent", "")
 	}
 	// timeout < 0 means none.
 	timeout := time.Duration(-1)
@@ -306,8 +354,13 @@ func validHeaderValue(v string) bool {
 
 // responseHeaders lists headers with lower-case names, sorted by name
 // (Go keeps no wire order across names) with each name's values in order.
-// Values that are not UTF-8 are dropped, as Codex does.
-func responseHeaders(h http.Header) []execproto.HTTPHeader {
+// Values that are not UTF-8 are dropped, as Codex does. Go takes
+// Transfer-Encoding out of the headers; it is put back.
+func responseHeaders(h http.Header, transferEncoding []string) []execproto.HTTPHeader {
+	if len(transferEncoding) > 0 && h.Get("Transfer-Encoding") == "" {
+		h = h.Clone()
+		h.Set("Transfer-Encoding", strings.Join(transferEncoding, ", "))
+	}
 	names := make([]string, 0, len(h))
 	for name := range h {
 		names = append(names, name)

@@ -203,10 +203,12 @@ func TestRedirects(t *testing.T) {
 func TestTimeouts(t *testing.T) {
 	srv := server(t)
 	c := client(t, Config{})
+	// The client's own deadline, while waiting for the headers, reads as
+	// Codex's (reqwest's) send error; 0 fails before anything is sent.
 	_, _, err := c.Do(ctx, execproto.HTTPRequestParams{Method: "GET", URL: srv.URL + "/wait", RequestID: "r", TimeoutMs: ms(50)})
-	wantCode(t, err, CodeInternalError, "http/request failed: request timed out")
+	wantCode(t, err, CodeInternalError, "http/request failed: error sending request for url ("+srv.URL+"/wait)")
 	_, _, err = c.Do(ctx, execproto.HTTPRequestParams{Method: "GET", URL: srv.URL + "/echo", RequestID: "r", TimeoutMs: ms(0)})
-	wantCode(t, err, CodeInternalError, "request timed out")
+	wantCode(t, err, CodeInternalError, "http/request failed: route-aware request timed out")
 
 	// The configured default applies when the request names none, and the
 	// cap applies even when it does.

@@ -1,0 +1,128 @@
+// Package boot assembles a running agent core from a CODEX_HOME, as
+// `codexd app-server` and `codexd exec` start one: it reads config.toml,
+// starts the built-in mock model when that is the chosen provider, opens
+// the thread store, connects the exec-server (in this process, or the
+// remote one named by --exec-server or CODEX_EXEC_SERVER_URL) and picks
+// the sandbox.
+//
+// It only wires packages together; it must never hold agent logic, flags
+// or protocol code. Everything it starts, Runtime.Close stops.
+package boot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/codexd/codexd/config"
+	"github.com/codexd/codexd/core"
+	"github.com/codexd/codexd/core/execdial"
+	"github.com/codexd/codexd/execclient"
+	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/mockmodel"
+	"github.com/codexd/codexd/store"
+)
+
+// Options say which core to start. Zero values mean Codex's defaults.
+type Options struct {
+	// Config selects and adjusts config.toml (CODEX_HOME, -c overrides,
+	// profile, and the model, provider, approval and sandbox flags).
+	Config config.LoadOptions
+	// Cwd is where threads run by default; empty means this process's.
+	Cwd string
+	// ExecServerURL names a remote exec-server; empty means
+	// CODEX_EXEC_SERVER_URL, or else one in this process.
+	ExecServerURL string
+	// NoStore keeps nothing on disk (every thread is ephemeral).
+	NoStore bool
+	// Originator is the client name sent to the model provider.
+	Originator string
+	// CliVersion is recorded in thread metadata.
+	CliVersion string
+	Logger     *slog.Logger
+}
+
+// Runtime is a running core and what it needs.
+type Runtime struct {
+	Core   *core.Core
+	Config *config.Config
+	// MockURL is the base URL of the built-in mock model, when started.
+	MockURL string
+
+	closers []func() error
+}
+
+// Open starts a core as opts say.
+func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg, err := config.Load(opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	rt := &Runtime{Config: cfg}
+	defer func() {
+		if err != nil {
+			_ = rt.Close()
+		}
+	}()
+	if cfg.Provider.Builtin == config.BuiltinMock && cfg.Provider.BaseURL == "" {
+		m := mockmodel.New(mockmodel.Options{})
+		if rt.MockURL, err = m.Start("127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("starting the mock model: %w", err)
+		}
+		rt.closers = append(rt.closers, m.Close)
+	}
+	dialer, err := execdial.FromFlag(opts.ExecServerURL, execserver.Config{Logger: log}, execclient.Options{})
+	if err != nil {
+		return nil, err
+	}
+	rt.closers = append(rt.closers, dialer.Close)
+	var st store.Store
+	if !opts.NoStore {
+		// The core closes the store.
+		if st, err = store.Open(ctx, cfg.CodexHome, store.Options{Logger: log}); err != nil {
+			return nil, fmt.Errorf("opening the thread store in %s: %w", cfg.CodexHome, err)
+		}
+	}
+	ccfg, err := core.ConfigFrom(core.Setup{
+		Config:     cfg,
+		Cwd:        opts.Cwd,
+		ExecDialer: dialer.Dial,
+		Sandbox:    core.LandlockSandbox{Remote: dialer.Remote},
+		Store:      st,
+		MockURL:    rt.MockURL,
+		CliVersion: opts.CliVersion,
+		Originator: opts.Originator,
+		Logger:     log,
+	})
+	if err != nil {
+		if st != nil {
+			_ = st.Close()
+		}
+		return nil, err
+	}
+	if rt.Core, err = core.New(ccfg); err != nil {
+		if st != nil {
+			_ = st.Close()
+		}
+		return nil, err
+	}
+	return rt, nil
+}
+
+// Close stops the core, then what it used, in reverse order of starting.
+func (rt *Runtime) Close() error {
+	var errs []error
+	if rt.Core != nil {
+		errs = append(errs, rt.Core.Close())
+	}
+	for i := len(rt.closers) - 1; i >= 0; i-- {
+		errs = append(errs, rt.closers[i]())
+	}
+	rt.closers = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,72 @@
+package core
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/execdial"
+	"github.com/codexd/codexd/execclient"
+	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/jsonrpc"
+)
+
+// TestTurnOnARemoteExecServer runs a turn whose command and patch go
+// through an exec-server reached over WebSocket, as on another machine.
+func TestTurnOnARemoteExecServer(t *testing.T) {
+	srv, err := execserver.New(execserver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	l, err := srv.Listen(jsonrpc.Listen{Scheme: "ws", Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- l.Serve(nil, nil) }()
+	defer func() { l.Close(); <-done }()
+
+	m := newFakeModel(
+		callResponse("call_1", "exec_command", map[string]any{"cmd": "echo remote:$CODEX_CI"}),
+		callResponse("call_2", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: r.txt\n+remote\n*** End Patch"}),
+		textResponse("msg_3", "done"),
+	)
+	d := execdial.Remote(l.URL(), execclient.Options{})
+	h := newHarness(t, m, func(c *Config) { c.ExecDialer = d.Dial })
+	th := h.start(agent.Overrides{})
+	h.submit(th, agent.UserInput{Input: text("go")})
+	evs := until(t, th, isTurnCompleted)
+	items := itemsCompleted[*agent.CommandExecution](evs)
+	if len(items) != 1 || !strings.Contains(*items[0].Output, "remote:1") {
+		t.Fatalf("items %s", describe(evs))
+	}
+	if got := readFile(t, h.dir+"/r.txt"); got != "remote\n" {
+		t.Fatalf("r.txt %q", got)
+	}
+}
+
+func TestUnreachableExecServer(t *testing.T) {
+	m := newFakeModel(
+		callResponse("call_1", "exec_command", map[string]any{"cmd": "echo hi"}),
+		textResponse("msg_2", "no luck"),
+	)
+	h := newHarness(t, m, func(c *Config) {
+		c.ExecDialer = execdial.Remote("ws://127.0.0.1:1", execclient.Options{DialTimeout: time.Second}).Dial
+	})
+	th := h.start(agent.Overrides{})
+	h.submit(th, agent.UserInput{Input: text("go")})
+	evs := until(t, th, isTurnCompleted)
+	if done := evs[len(evs)-1].Msg.(agent.TurnCompleted); done.Status != agent.TurnStatusCompleted {
+		t.Fatalf("turn %s", describe(evs))
+	}
+	items := itemsCompleted[*agent.CommandExecution](evs)
+	if len(items) != 1 || items[0].Status != agent.ItemStatusFailed {
+		t.Fatalf("items %s", describe(evs))
+	}
+	m.request(t)
+	if out := lastOutput(t, m.request(t), "call_1"); !strings.Contains(out, "exec_command failed") || !strings.Contains(out, "exec-server") {
+		t.Fatalf("model got %q", out)
+	}
+}

@@ -1,0 +1,96 @@
+package safety
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestWords(t *testing.T) {
+	cases := []struct {
+		script string
+		want   string // commands joined by " | ", words by " "; "-" for not plain
+	}{
+		{"ls -la", "ls -la"},
+		{"touch approved_file.txt && echo created", "touch approved_file.txt | echo created"},
+		{"git status; git diff || true", "git status | git diff | true"},
+		{"cat 'a b.txt' | wc -l", "cat a b.txt | wc -l"},
+		{`echo "hello world"`, "echo hello world"},
+		{`echo "$HOME"`, "-"},
+		{"echo $(id)", "-"},
+		{"echo `id`", "-"},
+		{"ls > out", "-"},
+		{"ls &&", "-"},
+		{"(ls)", "-"},
+		{"ls *", "-"},
+		{"", "-"},
+	}
+	for _, c := range cases {
+		cmds, ok := Words(c.script)
+		got := "-"
+		if ok {
+			var parts []string
+			for _, cmd := range cmds {
+				parts = append(parts, strings.Join(cmd, " "))
+			}
+			got = strings.Join(parts, " | ")
+		}
+		if got != c.want {
+			t.Errorf("Words(%q) = %q, want %q", c.script, got, c.want)
+		}
+	}
+}
+
+func TestIsKnownSafe(t *testing.T) {
+	safe := [][]string{
+		{"ls"}, {"git", "status"}, {"git", "branch"}, {"git", "branch", "--show-current"},
+		{"git", "-C", ".", "log", "-n", "1"}, {"sed", "-n", "1,5p", "file.txt"}, {"find", ".", "-name", "x"},
+		{"rg", "foo", "-n"}, {"bash", "-lc", "ls && cat README.md | wc -l"}, {"zsh", "-lc", "ls"},
+		{"/bin/bash", "-c", "grep -r foo ."}, {"base64", "x"},
+	}
+	for _, argv := range safe {
+		if !IsKnownSafe(argv) {
+			t.Errorf("%q should be safe", argv)
+		}
+	}
+	unsafe := [][]string{
+		{"touch", "x"}, {"git", "fetch"}, {"git", "branch", "-d", "x"}, {"git", "-c", "core.pager=cat", "log"},
+		{"git", "log", "--output=/tmp/x"}, {"sed", "-n", "xp", "f"}, {"find", ".", "-delete"},
+		{"find", ".", "-exec", "rm", "{}", ";"}, {"rg", "--pre", "sh", "x"}, {"base64", "-o", "out"},
+		{"bash", "-lc", "ls > out"}, {"bash", "-lc", "ls && touch x"}, {"cargo", "check"},
+	}
+	for _, argv := range unsafe {
+		if IsKnownSafe(argv) {
+			t.Errorf("%q should not be safe", argv)
+		}
+	}
+}
+
+func TestAssess(t *testing.T) {
+	sh := func(s string) []string { return []string{"/bin/bash", "-lc", s} }
+	cases := []struct {
+		name      string
+		r         Request
+		want      Decision
+		amendment string
+	}{
+		{"untrusted safe", Request{Argv: sh("ls"), Policy: Untrusted}, Allow, ""},
+		{"untrusted unknown", Request{Argv: sh("touch approved_file.txt && echo created"), Policy: Untrusted}, Prompt, "touch approved_file.txt"},
+		{"untrusted complex", Request{Argv: sh("ls > out"), Policy: Untrusted}, Prompt, ""},
+		{"on-request sandboxed", Request{Argv: sh("touch x"), Policy: OnRequest}, Allow, ""},
+		{"on-request escalated", Request{Argv: sh("touch x"), Policy: OnRequest, Escalated: true}, Prompt, "touch x"},
+		{"on-request escalated prefix", Request{Argv: sh("npm test"), Policy: OnRequest, Escalated: true, PrefixRule: []string{"npm", "test"}}, Prompt, "npm test"},
+		{"on-request banned prefix", Request{Argv: sh("python3 -c 1"), Policy: OnRequest, Escalated: true, PrefixRule: []string{"python3"}}, Prompt, "python3 -c 1"},
+		{"on-request full access", Request{Argv: sh("touch x"), Policy: OnRequest, Unrestricted: true, Escalated: true}, Allow, ""},
+		{"on-failure", Request{Argv: sh("touch x"), Policy: OnFailure}, Allow, ""},
+		{"never", Request{Argv: sh("touch x"), Policy: Never}, Allow, ""},
+		{"never dangerous", Request{Argv: sh("rm -rf build"), Policy: Never}, Forbidden, ""},
+		{"on-request dangerous", Request{Argv: sh("rm -rf build"), Policy: OnRequest}, Prompt, "rm -rf build"},
+		{"sudo", Request{Argv: sh("sudo ls"), Policy: OnFailure}, Prompt, "sudo ls"},
+	}
+	for _, c := range cases {
+		got := Assess(c.r)
+		if got.Decision != c.want || strings.Join(got.Amendment, " ") != c.amendment {
+			t.Errorf("%s: got %v %q, want %v %q", c.name, got.Decision, got.Amendment, c.want, c.amendment)
+		}
+	}
+}

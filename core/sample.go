@@ -1,0 +1,201 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
+)
+
+// sampleResult is one complete model response.
+type sampleResult struct {
+	items []prompt.Item // what goes into history, in output order
+	calls []prompt.Item // the tool calls among them
+	usage *prompt.Usage
+}
+
+// sample sends the history to the model and receives one response,
+// retrying a stream that goes idle or is cut up to the provider's
+// stream_max_retries. It returns errSteered when new input arrived
+// meanwhile: the partial response is dropped and the caller asks again.
+func (tr *turn) sample() (sampleResult, error) {
+	t := tr.t
+	prov, err := t.core.provider(tr.settings)
+	if err != nil {
+		return sampleResult{}, err
+	}
+	req := tr.buildRequest()
+	for attempt := 0; ; attempt++ {
+		ctx, cancel := context.WithCancel(tr.ctx)
+		t.mu.Lock()
+		if len(tr.inputs) > 0 {
+			t.mu.Unlock()
+			cancel()
+			return sampleResult{}, errSteered
+		}
+		tr.streamCancel = cancel
+		t.mu.Unlock()
+
+		res, err := tr.streamOnce(ctx, prov, req)
+
+		t.mu.Lock()
+		tr.streamCancel = nil
+		t.mu.Unlock()
+		steered := ctx.Err() != nil && tr.ctx.Err() == nil
+		cancel()
+		switch {
+		case err == nil:
+			return res, nil
+		case tr.ctx.Err() != nil:
+			return sampleResult{}, tr.ctx.Err()
+		case steered:
+			return sampleResult{}, errSteered
+		}
+		pe := prompt.AsError(err)
+		if !pe.Stream || attempt >= prov.StreamMaxRetries {
+			if pe.Stream && prov.StreamMaxRetries > 0 {
+				return sampleResult{}, &prompt.Error{
+					Message: fmt.Sprintf("stream disconnected before completion after %d retries: %s", prov.StreamMaxRetries, pe.Error()),
+					Info:    "responseStreamDisconnected", HTTPStatus: pe.HTTPStatus, Stream: true, Err: err,
+				}
+			}
+			return sampleResult{}, err
+		}
+		tr.emit(agent.Error{WillRetry: true, Err: agent.TurnError{
+			Message:           fmt.Sprintf("Reconnecting... %d/%d", attempt+1, prov.StreamMaxRetries),
+			Info:              "responseStreamDisconnected",
+			HTTPStatus:        pe.HTTPStatus,
+			AdditionalDetails: pe.Error(),
+		}})
+		select {
+		case <-time.After(streamBackoff(attempt)):
+		case <-tr.ctx.Done():
+			return sampleResult{}, tr.ctx.Err()
+		}
+	}
+}
+
+// streamBackoff is the wait before stream retry n (from 0): 200ms doubling,
+// at most 10s.
+func streamBackoff(n int) time.Duration {
+	return min(200*time.Millisecond<<min(n, 6), 10*time.Second)
+}
+
+// streamOnce receives one response, turning its events into items and
+// deltas.
+func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *prompt.Request) (sampleResult, error) {
+	var res sampleResult
+	onRetry := func(ev prompt.Event) {
+		msg := "request failed; retrying"
+		if ev.Err != nil {
+			msg = ev.Err.Error()
+		}
+		te := turnError(ev.Err)
+		if ev.Err == nil {
+			te = &agent.TurnError{Info: "other"}
+		}
+		te.AdditionalDetails = msg
+		te.Message = fmt.Sprintf("Reconnecting... %d/%d", ev.Attempt, prov.RequestMaxRetries)
+		tr.emit(agent.Error{WillRetry: true, Err: *te})
+	}
+	s, err := prov.Client.Stream(ctx, req, onRetry)
+	if err != nil {
+		return res, err
+	}
+	defer s.Close()
+
+	// Items shown to the user while they stream, by output item id.
+	started := map[string]agent.Item{}
+	texts := map[string]string{}
+	for {
+		ev, err := s.Next()
+		if errors.Is(err, io.EOF) {
+			return res, &prompt.Error{Message: "stream closed before response.completed", Info: "responseStreamDisconnected", Stream: true}
+		}
+		if err != nil {
+			return res, err
+		}
+		switch ev.Kind {
+		case prompt.ItemAdded:
+			if ev.Item == nil {
+				continue
+			}
+			switch ev.Item.Type {
+			case prompt.TypeMessage:
+				it := &agent.AgentMessage{ID: ev.Item.ID, Phase: ev.Item.Phase}
+				started[ev.Item.ID] = it
+				tr.emit(agent.ItemStarted{Item: it})
+			case prompt.TypeReasoning:
+				it := &agent.Reasoning{ID: ev.Item.ID}
+				started[ev.Item.ID] = it
+				tr.emit(agent.ItemStarted{Item: it})
+			}
+		case prompt.TextDelta:
+			if _, ok := started[ev.ItemID]; ok {
+				texts[ev.ItemID] += ev.Delta
+				tr.emitStream(agent.AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+			}
+		case prompt.ReasoningSummaryPartAdded:
+			if _, ok := started[ev.ItemID]; ok {
+				tr.emitStream(agent.ReasoningSummaryPartAdded{ItemID: ev.ItemID, SummaryIndex: ev.SummaryIndex})
+			}
+		case prompt.ReasoningSummaryDelta:
+			if _, ok := started[ev.ItemID]; ok {
+				tr.emitStream(agent.ReasoningSummaryDelta{ItemID: ev.ItemID, SummaryIndex: ev.SummaryIndex, Delta: ev.Delta})
+			}
+		case prompt.ReasoningTextDelta:
+			if _, ok := started[ev.ItemID]; ok {
+				tr.emitStream(agent.ReasoningTextDelta{ItemID: ev.ItemID, ContentIndex: ev.ContentIndex, Delta: ev.Delta})
+			}
+		case prompt.ItemDone:
+			if ev.Item == nil {
+				continue
+			}
+			item := *ev.Item
+			switch item.Type {
+			case prompt.TypeMessage:
+				if item.Role != "" && item.Role != "assistant" {
+					continue
+				}
+				if item.ID == "" {
+					item.ID = "msg_" + newUUIDv7()
+				}
+				text := item.Text()
+				if text == "" {
+					text = texts[item.ID]
+				}
+				if _, ok := started[item.ID]; !ok {
+					tr.emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: item.ID, Phase: item.Phase}})
+				}
+				tr.emit(agent.ItemCompleted{Item: &agent.AgentMessage{ID: item.ID, Text: text, Phase: item.Phase}})
+				tr.lastMessage, tr.lastMessageID = text, item.ID
+				res.items = append(res.items, item)
+			case prompt.TypeReasoning:
+				r := &agent.Reasoning{ID: item.ID}
+				for _, s := range item.Summary {
+					r.Summary = append(r.Summary, s.Text)
+				}
+				for _, c := range item.Content {
+					r.Content = append(r.Content, c.Text)
+				}
+				if _, ok := started[item.ID]; !ok {
+					tr.emit(agent.ItemStarted{Item: &agent.Reasoning{ID: item.ID}})
+				}
+				tr.emit(agent.ItemCompleted{Item: r})
+				res.items = append(res.items, item)
+			case prompt.TypeFunctionCall, prompt.TypeCustomToolCall:
+				res.items = append(res.items, item)
+				res.calls = append(res.calls, item)
+			default:
+				res.items = append(res.items, item)
+			}
+		case prompt.Completed:
+			res.usage = ev.Usage
+			return res, nil
+		}
+	}
+}

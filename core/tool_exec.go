@@ -1,0 +1,413 @@
+package core
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/applypatch"
+	"github.com/codexd/codexd/core/safety"
+	"github.com/codexd/codexd/core/tools"
+)
+
+// execCommand runs exec_command: it decides on approval, runs the command
+// through the exec-server (sandboxed unless escalation was granted or the
+// sandbox is off) and waits up to yield_time_ms for it.
+func (tr *turn) execCommand(callID, raw string) string {
+	a, err := tools.ParseExecArgs(raw)
+	if err != nil {
+		return err.Error()
+	}
+	s := tr.settings
+	policy := safety.Policy(s.Approval)
+	if a.Escalated() && policy != safety.OnRequest {
+		return tools.EscalationRefused(policy.RustName())
+	}
+	cwd := s.Cwd
+	if a.Workdir != "" {
+		cwd = resolvePath(s.Cwd, a.Workdir)
+	}
+	shell := a.Shell
+	if shell == "" {
+		shell = tr.t.exec.shell()
+	}
+	login := !tr.t.core.cfg.NoLoginShell
+	if a.Login != nil {
+		login = *a.Login
+	}
+	flag := "-c"
+	if login {
+		flag = "-lc"
+	}
+	argv := []string{shell, flag, a.Cmd}
+
+	// A patch sent through the shell is the same file change as apply_patch,
+	// with the same approval and diff.
+	inv, err := applypatch.Intercept(argv)
+	if err != nil {
+		return tools.PatchVerifyFailedText + err.Error()
+	}
+	if inv != nil {
+		return tr.applyInvocation(callID, inv, cwd)
+	}
+
+	x := &execCall{
+		callID: callID, argv: argv, command: shellQuote(argv), cwd: cwd,
+		actions: commandActions(a.Cmd), args: a,
+	}
+	unrestricted := s.Sandbox.Mode == agent.SandboxDangerFullAccess || s.Sandbox.Mode == agent.SandboxExternal
+	req := safety.Assess(safety.Request{
+		Argv: argv, Policy: policy, Unrestricted: unrestricted,
+		Escalated: a.Escalated(), PrefixRule: a.PrefixRule,
+	})
+	switch req.Decision {
+	case safety.Forbidden:
+		return tools.Rejected(tools.ExecCommand, req.Reason)
+	case safety.Prompt:
+		if !tr.t.approvedForSession(argv) {
+			reason := ""
+			if a.Escalated() {
+				reason = a.Justification
+			}
+			if out, ok := tr.askExec(x, reason, req.Amendment, false); !ok {
+				return out
+			}
+		}
+		x.escalated = a.Escalated()
+	}
+	x.sandboxed = !unrestricted && !x.escalated
+	return tr.runCommand(x)
+}
+
+// execCall is one exec_command call on its way.
+type execCall struct {
+	callID    string
+	argv      []string
+	command   string
+	cwd       string
+	actions   []agent.CommandAction
+	args      tools.ExecArgs
+	escalated bool
+	sandboxed bool
+	started   bool // ItemStarted was emitted
+}
+
+func (x *execCall) item() *agent.CommandExecution {
+	return &agent.CommandExecution{
+		ID: x.callID, Command: x.command, Argv: x.argv, Cwd: x.cwd,
+		Source: "agent", Status: agent.ItemStatusInProgress, Actions: x.actions,
+	}
+}
+
+// askExec asks the user to approve x. ok is false when the command must
+// not run; out is then the model's output.
+func (tr *turn) askExec(x *execCall, reason string, amendment []string, sandboxRetry bool) (out string, ok bool) {
+	if !x.started {
+		tr.emit(agent.ItemStarted{Item: x.item()})
+		x.started = true
+	}
+	// Codex offers accept and cancel, and accepting with the proposed
+	// amendment (which a front-end shows after accept when
+	// ProposedAmendment is set); decline and acceptForSession are answered
+	// all the same.
+	decisions := []agent.Decision{agent.Accept, agent.Cancel}
+	ch := tr.request(x.callID)
+	tr.emit(agent.ExecApprovalRequest{
+		CallID: x.callID, Command: x.command, Argv: x.argv, Cwd: x.cwd, Reason: reason,
+		Actions: x.actions, ProposedAmendment: amendment, Decisions: decisions,
+		SandboxRetry: sandboxRetry,
+	})
+	op, answered := tr.await(x.callID, ch)
+	if !answered {
+		return "aborted", false
+	}
+	d, _ := op.(agent.ExecDecision)
+	complete := func(status agent.ItemStatus) {
+		it := x.item()
+		it.Status = status
+		tr.emit(agent.ItemCompleted{Item: it})
+	}
+	switch d.Decision {
+	case agent.Accept:
+		if len(d.Amendment) > 0 {
+			tr.t.allowPrefix(d.Amendment)
+		}
+		return "", true
+	case agent.AcceptForSession:
+		tr.t.approveForSession(x.argv)
+		return "", true
+	case agent.Cancel:
+		complete(agent.ItemStatusDeclined)
+		tr.t.mu.Lock()
+		tr.interrupt()
+		tr.t.mu.Unlock()
+		return "aborted", false
+	case agent.RequestFailed:
+		if sandboxRetry {
+			return "", false // the caller completes the item with the failed run
+		}
+		complete(agent.ItemStatusFailed)
+		return tools.Rejected(tools.ExecCommand, tools.ReasonApprovalFailed), false
+	default: // Decline
+		if sandboxRetry {
+			return "", false
+		}
+		complete(agent.ItemStatusDeclined)
+		return tools.Rejected(tools.ExecCommand, tools.ReasonRejectedByUser), false
+	}
+}
+
+// runCommand starts x and waits for it as exec_command does.
+func (tr *turn) runCommand(x *execCall) string {
+	t := tr.t
+	s := tr.settings
+	argv := x.argv
+	if x.sandboxed {
+		wrapped, err := t.core.sandbox.Wrap(s.Sandbox, s.Cwd, argv)
+		if err != nil {
+			return fmt.Sprintf("exec_command failed: %v", err)
+		}
+		argv = wrapped
+	}
+	id := t.exec.allocate()
+	it := x.item()
+	it.ProcessID = strconv.Itoa(id)
+	it.Source = "unifiedExecStartup"
+	if !x.started {
+		c := *it
+		tr.emit(agent.ItemStarted{Item: &c})
+		x.started = true
+	}
+	start := time.Now()
+	p, err := t.exec.start(tr.ctx, id, x.callID, argv, x.argv, x.cwd, x.args.TTY, x.command)
+	if err != nil {
+		t.exec.release(id)
+		msg := err.Error()
+		c := *it
+		c.Status = agent.ItemStatusFailed
+		c.Output = &msg
+		tr.emit(agent.ItemCompleted{Item: &c})
+		return fmt.Sprintf("exec_command failed: CreateProcess { message: %q }", msg)
+	}
+	p.attach(tr.outputSink(x.callID))
+	out, exited, code := p.collect(tr.ctx, start.Add(x.args.Yield()))
+	p.detach()
+	if tr.ctx.Err() != nil {
+		// Interrupted: the command stops with its turn.
+		p.terminate()
+		t.exec.release(id)
+		return "aborted"
+	}
+	res := tools.ExecOutput{ChunkID: tools.ChunkID(), WallTime: time.Since(start), Output: out, MaxTokens: x.args.MaxTokens()}
+	if !exited {
+		res.SessionID = &id
+		return res.Text()
+	}
+	t.exec.release(id)
+	agg := p.aggregated()
+	denied := x.sandboxed && code != 0 && t.core.sandbox.Denied(code, agg)
+	if denied && safety.Policy(s.Approval) == safety.OnFailure {
+		if reply, ok := tr.askExec(x, "command failed in the sandbox; retry without sandbox?", nil, true); !ok {
+			if reply == "aborted" {
+				return reply
+			}
+			// Declined: the model sees the sandboxed run's result.
+		} else {
+			x.sandboxed = false
+			return tr.runCommand(x)
+		}
+	}
+	res.ExitCode = &code
+	tr.completeExec(it, code, agg, time.Since(start), denied)
+	return res.Text()
+}
+
+func (tr *turn) completeExec(orig *agent.CommandExecution, code int, output string, d time.Duration, denied bool) {
+	c := *orig
+	it := &c
+	it.Status = agent.ItemStatusCompleted
+	if code != 0 {
+		it.Status = agent.ItemStatusFailed
+	}
+	it.ExitCode = &code
+	it.Output = &output
+	it.Duration = d
+	it.SandboxDenied = denied
+	tr.emit(agent.ItemCompleted{Item: it})
+}
+
+func (tr *turn) outputSink(itemID string) func(stream string, data []byte) {
+	return func(stream string, data []byte) {
+		tr.emitStream(agent.CommandOutputDelta{ItemID: itemID, Stream: stream, Data: data})
+	}
+}
+
+// writeStdin runs write_stdin: it types into a running session and waits
+// for output.
+func (tr *turn) writeStdin(callID, raw string) string {
+	a, err := tools.ParseWriteStdinArgs(raw)
+	if err != nil {
+		return err.Error()
+	}
+	id64, err := a.SessionID.Int64()
+	if err != nil {
+		return fmt.Sprintf("failed to parse write_stdin arguments: invalid session_id %s", a.SessionID)
+	}
+	id := int(id64)
+	t := tr.t
+	p := t.exec.get(id)
+	if p == nil {
+		return fmt.Sprintf("write_stdin failed: UnknownProcessId { process_id: %d }", id)
+	}
+	if a.Chars != "" {
+		if !p.tty {
+			return "write_stdin failed: StdinClosed"
+		}
+		if err := p.proc.Write(tr.ctx, []byte(a.Chars)); err != nil {
+			return fmt.Sprintf("write_stdin failed: WriteToStdin (%v)", err)
+		}
+	}
+	start := time.Now()
+	p.attach(tr.outputSink(p.itemID))
+	out, exited, code := p.collect(tr.ctx, start.Add(a.Yield()))
+	p.detach()
+	if tr.ctx.Err() != nil {
+		p.terminate()
+		t.exec.release(id)
+		return "aborted"
+	}
+	res := tools.ExecOutput{ChunkID: tools.ChunkID(), WallTime: time.Since(start), Output: out, MaxTokens: a.MaxTokens()}
+	if !exited {
+		res.SessionID = &id
+		return res.Text()
+	}
+	t.exec.release(id)
+	res.ExitCode = &code
+	it := &agent.CommandExecution{ID: p.itemID, Command: p.command, Argv: p.argv, Cwd: p.cwd, Source: "unifiedExecStartup", ProcessID: strconv.Itoa(id)}
+	tr.completeExec(it, code, p.aggregated(), time.Since(p.start), false)
+	return res.Text()
+}
+
+func resolvePath(cwd, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(cwd, p)
+}
+
+// commandActions is a best-effort reading of what a shell line does: when
+// every plain command of it reads, lists or searches, one action each;
+// otherwise a single "unknown" action with the whole line, as Codex shows.
+func commandActions(cmd string) []agent.CommandAction {
+	unknown := []agent.CommandAction{{Type: "unknown", Command: cmd}}
+	cmds, ok := safety.Words(cmd)
+	if !ok {
+		return unknown
+	}
+	var out []agent.CommandAction
+	for _, c := range cmds {
+		name := filepath.Base(c[0])
+		line := shellQuote(c)
+		args := nonFlags(c[1:])
+		switch name {
+		case "cd", "true":
+			continue
+		case "ls", "tree":
+			a := agent.CommandAction{Type: "listFiles", Command: line}
+			if len(args) > 0 {
+				a.Path = args[len(args)-1]
+			}
+			out = append(out, a)
+		case "cat", "head", "tail", "nl", "less", "more", "sed":
+			if len(args) == 0 {
+				return unknown
+			}
+			f := args[len(args)-1]
+			out = append(out, agent.CommandAction{Type: "read", Command: line, Name: filepath.Base(f), Path: f})
+		case "rg", "grep":
+			a := agent.CommandAction{Type: "search", Command: line}
+			if len(args) > 0 {
+				a.Query = args[0]
+			}
+			if len(args) > 1 {
+				a.Path = args[len(args)-1]
+			}
+			out = append(out, a)
+		default:
+			return unknown
+		}
+	}
+	if len(out) == 0 {
+		return unknown
+	}
+	return out
+}
+
+func nonFlags(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Session approvals.
+
+func commandKey(argv []string) string { return strings.Join(argv, "\x00") }
+
+func (t *thread) approveForSession(argv []string) {
+	t.mu.Lock()
+	t.approvedCommands[commandKey(argv)] = true
+	t.mu.Unlock()
+}
+
+func (t *thread) allowPrefix(prefix []string) {
+	t.mu.Lock()
+	t.allowedPrefixes = append(t.allowedPrefixes, append([]string(nil), prefix...))
+	t.mu.Unlock()
+}
+
+// approvedForSession reports a command the user already allowed in this
+// thread: the same command, or one whose every plain command starts with
+// an allowed prefix.
+func (t *thread) approvedForSession(argv []string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.approvedCommands[commandKey(argv)] {
+		return true
+	}
+	if len(t.allowedPrefixes) == 0 {
+		return false
+	}
+	cmds, complex := safety.Commands(argv)
+	if complex {
+		return false
+	}
+	for _, c := range cmds {
+		if !t.prefixAllowed(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *thread) prefixAllowed(c []string) bool {
+next:
+	for _, p := range t.allowedPrefixes {
+		if len(p) > len(c) {
+			continue
+		}
+		for i := range p {
+			if p[i] != c[i] {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,274 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/applypatch"
+	"github.com/codexd/codexd/core/safety"
+	"github.com/codexd/codexd/core/tools"
+	"github.com/codexd/codexd/execclient"
+)
+
+// applyPatch runs the apply_patch tool: text is the patch (its heredoc
+// wrapping is tolerated, as Codex tolerates it).
+func (tr *turn) applyPatch(callID, text, cwd string) string {
+	inv, err := applypatch.Intercept([]string{"apply_patch", text})
+	if err != nil {
+		return tools.PatchVerifyFailedText + err.Error()
+	}
+	if inv == nil {
+		return tools.PatchVerifyFailedText + "not a patch"
+	}
+	return tr.applyInvocation(callID, inv, cwd)
+}
+
+// applyInvocation verifies a patch against the files, asks for approval
+// when the policy wants it, and applies it through the exec-server. A patch
+// that does not verify changes nothing.
+func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd string) string {
+	t := tr.t
+	start := time.Now()
+	c, err := t.core.exec(tr.ctx)
+	if err != nil {
+		return tools.PatchVerifyFailedText + err.Error()
+	}
+	fsys := execFS{dial: func(context.Context) (*execclient.Client, error) { return c, nil }}
+	plan, err := applypatch.Compute(tr.ctx, fsys, inv.Cwd(cwd), inv.Patch)
+	if err != nil {
+		return tools.PatchVerifyFailedText + err.Error()
+	}
+	if plan.Empty() {
+		return "patch rejected: empty patch"
+	}
+	changes := fileUpdates(plan)
+	item := func(status agent.ItemStatus) *agent.FileChange {
+		return &agent.FileChange{ID: callID, Changes: changes, Status: status}
+	}
+	tr.emit(agent.ItemStarted{Item: item(agent.ItemStatusInProgress)})
+
+	switch tr.assessPatch(plan.Paths()) {
+	case safety.Forbidden:
+		tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusDeclined)})
+		return "patch rejected: writing outside of the project; rejected by user approval settings"
+	case safety.Prompt:
+		ch := tr.request(callID)
+		tr.emit(agent.PatchApprovalRequest{CallID: callID, Changes: changes})
+		op, ok := tr.await(callID, ch)
+		if !ok {
+			return "aborted"
+		}
+		d, _ := op.(agent.PatchDecision)
+		switch d.Decision {
+		case agent.Accept:
+		case agent.AcceptForSession:
+			t.mu.Lock()
+			for _, p := range plan.Paths() {
+				t.approvedPatches[p] = true
+			}
+			t.mu.Unlock()
+		case agent.Cancel:
+			tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusDeclined)})
+			t.mu.Lock()
+			tr.interrupt()
+			t.mu.Unlock()
+			return "aborted"
+		case agent.RequestFailed:
+			tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusFailed)})
+			return tools.PatchApprovalFailed
+		default:
+			tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusDeclined)})
+			return tools.PatchRejectedByUser
+		}
+	}
+
+	res, err := plan.Apply(tr.ctx, fsys)
+	if err != nil {
+		tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusFailed)})
+		if we, ok := err.(*applypatch.WriteError); ok && len(we.Written) > 0 {
+			tr.diff.record(plan, we.Written)
+			tr.emit(agent.TurnDiff{Diff: tr.diff.unified()})
+		}
+		return fmt.Sprintf("Exit code: 1\nWall time: %.1f seconds\nOutput:\n%s\n", time.Since(start).Seconds(), err.Error())
+	}
+	tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusCompleted)})
+	tr.diff.record(plan, nil)
+	tr.emit(agent.TurnDiff{Diff: tr.diff.unified()})
+	return fmt.Sprintf("Exit code: 0\nWall time: %.1f seconds\nOutput:\n%s", time.Since(start).Seconds(), res.Summary())
+}
+
+// assessPatch decides whether a patch needs approval, as Codex's
+// assess_patch_safety does: untrusted always asks; otherwise a patch that
+// only writes where the sandbox lets commands write is applied, and one
+// that writes elsewhere asks (or is refused under never). Paths approved
+// for the session do not ask again.
+func (tr *turn) assessPatch(paths []string) safety.Decision {
+	t := tr.t
+	t.mu.Lock()
+	approved := true
+	for _, p := range paths {
+		if !t.approvedPatches[p] {
+			approved = false
+		}
+	}
+	t.mu.Unlock()
+	if approved {
+		return safety.Allow
+	}
+	s := tr.settings
+	if s.Approval == agent.ApprovalUntrusted {
+		return safety.Prompt
+	}
+	if writable(s, paths) {
+		return safety.Allow
+	}
+	if s.Approval == agent.ApprovalNever {
+		return safety.Forbidden
+	}
+	return safety.Prompt
+}
+
+// writable reports whether the sandbox lets commands write every path.
+func writable(s agent.Settings, paths []string) bool {
+	switch s.Sandbox.Mode {
+	case agent.SandboxDangerFullAccess, agent.SandboxExternal:
+		return true
+	case agent.SandboxReadOnly:
+		return false
+	}
+	roots := append([]string{s.Cwd}, s.Sandbox.WritableRoots...)
+	if !s.Sandbox.ExcludeSlashTmp {
+		roots = append(roots, "/tmp")
+	}
+	for _, p := range paths {
+		ok := false
+		for _, r := range roots {
+			if r != "" && within(r, p) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// fileUpdates describes a plan's changes for a FileChange item.
+func fileUpdates(plan *applypatch.Plan) []agent.FileUpdate {
+	out := make([]agent.FileUpdate, 0, len(plan.Changes))
+	for _, c := range plan.Changes {
+		u := agent.FileUpdate{Path: c.Path, Kind: string(c.Kind), MovePath: c.MovePath, Diff: c.UnifiedDiff}
+		switch c.Kind {
+		case applypatch.KindAdd:
+			u.Diff = c.NewContent
+		case applypatch.KindDelete:
+			u.Diff = c.OldContent
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// turnDiff is every file a turn changed: its content before the turn first
+// touched it, and now.
+type turnDiff struct {
+	before map[string]*string // nil: did not exist
+	after  map[string]*string // nil: deleted
+	cwd    string
+}
+
+func newTurnDiff() *turnDiff {
+	return &turnDiff{before: map[string]*string{}, after: map[string]*string{}}
+}
+
+func strp(s string) *string { return &s }
+
+// record notes the plan's changes (only those whose paths are in written,
+// when it is not nil: a plan that failed midway).
+func (d *turnDiff) record(plan *applypatch.Plan, written []string) {
+	if d.cwd == "" {
+		d.cwd = plan.Cwd
+	}
+	done := map[string]bool{}
+	for _, w := range written {
+		done[w] = true
+	}
+	note := func(path string, old, new *string) {
+		if written != nil && !done[path] {
+			return
+		}
+		if _, seen := d.before[path]; !seen {
+			d.before[path] = old
+		}
+		d.after[path] = new
+	}
+	for _, c := range plan.Changes {
+		var old *string
+		switch c.Kind {
+		case applypatch.KindAdd:
+			if c.Overwrites {
+				old = strp(c.OldContent)
+			}
+			note(c.Path, old, strp(c.NewContent))
+		case applypatch.KindDelete:
+			note(c.Path, strp(c.OldContent), nil)
+		case applypatch.KindUpdate:
+			if c.MovePath != "" {
+				note(c.Path, strp(c.OldContent), nil)
+				note(c.MovePath, c.OverwrittenMove, strp(c.NewContent))
+			} else {
+				note(c.Path, strp(c.OldContent), strp(c.NewContent))
+			}
+		}
+	}
+}
+
+// unified renders the turn's changes as a git-style unified diff.
+func (d *turnDiff) unified() string {
+	paths := make([]string, 0, len(d.after))
+	for p := range d.after {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		old, new := d.before[p], d.after[p]
+		if old == nil && new == nil || old != nil && new != nil && *old == *new {
+			continue
+		}
+		name := p
+		if rel, err := filepath.Rel(d.cwd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			name = rel
+		}
+		fmt.Fprintf(&b, "diff --git a/%s b/%s\n", name, name)
+		from, to := "a/"+name, "b/"+name
+		var o, n string
+		if old == nil {
+			b.WriteString("new file mode 100644\n")
+			from = "/dev/null"
+		} else {
+			o = *old
+		}
+		if new == nil {
+			b.WriteString("deleted file mode 100644\n")
+			to = "/dev/null"
+		} else {
+			n = *new
+		}
+		fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
+		b.WriteString(applypatch.UnifiedDiff(o, n, 3))
+	}
+	return b.String()
+}

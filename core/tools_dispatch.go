@@ -1,0 +1,130 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/core/tools"
+)
+
+// runTool runs one tool call and returns its output item for the history.
+func (tr *turn) runTool(call prompt.Item) prompt.Item {
+	args := call.Arguments
+	if call.Type == prompt.TypeCustomToolCall {
+		args = call.Input
+	}
+	var out string
+	switch call.Name {
+	case tools.ExecCommand:
+		out = tr.execCommand(call.CallID, args)
+	case tools.WriteStdin:
+		out = tr.writeStdin(call.CallID, args)
+	case tools.UpdatePlan:
+		out = tr.updatePlan(args)
+	case tools.ApplyPatch:
+		input := args
+		if call.Type == prompt.TypeFunctionCall {
+			a, err := tools.ParsePatchArgs(args)
+			if err != nil {
+				out = err.Error()
+				break
+			}
+			input = a.Input
+		}
+		out = tr.applyPatch(call.CallID, input, tr.settings.Cwd)
+	case tools.RequestUserInput:
+		out = tr.requestUserInput(call.CallID, args)
+	default:
+		out = fmt.Sprintf("unsupported call: %s", call.Name)
+	}
+	if call.Type == prompt.TypeCustomToolCall {
+		return prompt.Item{Type: prompt.TypeCustomToolCallOutput, CallID: call.CallID, Output: &out}
+	}
+	return prompt.FunctionOutput(call.CallID, out)
+}
+
+func (tr *turn) updatePlan(raw string) string {
+	a, err := tools.ParsePlanArgs(raw)
+	if err != nil {
+		return err.Error()
+	}
+	ev := agent.PlanUpdated{Explanation: a.Explanation}
+	for _, s := range a.Plan {
+		status := s.Status
+		if status == "in_progress" {
+			status = "inProgress"
+		}
+		ev.Steps = append(ev.Steps, agent.PlanStep{Step: s.Step, Status: status})
+	}
+	tr.emit(ev)
+	return tools.PlanUpdatedOutput
+}
+
+func (tr *turn) requestUserInput(callID, raw string) string {
+	a, err := tools.ParseUserInputArgs(raw)
+	if err != nil {
+		return err.Error()
+	}
+	req := agent.UserInputRequest{CallID: callID}
+	for _, q := range a.Questions {
+		aq := agent.Question{ID: q.ID, Header: q.Header, Question: q.Question, IsOther: len(q.Options) > 0}
+		for _, o := range q.Options {
+			aq.Options = append(aq.Options, agent.QuestionOption{Label: o.Label, Description: o.Description})
+		}
+		req.Questions = append(req.Questions, aq)
+	}
+	ch := tr.request(callID)
+	tr.emit(req)
+	op, ok := tr.await(callID, ch)
+	if !ok {
+		return "aborted"
+	}
+	ans, _ := op.(agent.UserInputAnswer)
+	var b strings.Builder
+	b.WriteString("{\"answers\":{")
+	first := true
+	for _, q := range a.Questions {
+		if !first {
+			b.WriteString(",")
+		}
+		first = false
+		fmt.Fprintf(&b, "%q:{\"answers\":[", q.ID)
+		for i, v := range ans.Answers[q.ID] {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "%q", v)
+		}
+		b.WriteString("]}")
+	}
+	b.WriteString("}}")
+	return b.String()
+}
+
+// shellQuote joins argv as a shell would read it back.
+func shellQuote(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		parts[i] = quoteArg(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+func quoteArg(a string) string {
+	if a == "" {
+		return "''"
+	}
+	safe := true
+	for _, c := range a {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./,:=+@%^", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'"'"'`) + "'"
+}

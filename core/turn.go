@@ -1,0 +1,255 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
+)
+
+// turn is one turn of a thread. Fields below mu are guarded by the
+// thread's mu; the rest belong to the actor running the turn.
+type turn struct {
+	t            *thread
+	id           string
+	kind         string
+	settings     agent.Settings
+	outputSchema []byte
+	ctx          context.Context
+	cancel       context.CancelFunc
+	started      time.Time
+
+	// Guarded by t.mu.
+	inputs       []queuedInput
+	requests     map[string]chan agent.Op // approvals and questions by call id
+	streamCancel context.CancelFunc       // cancels the model response in flight
+	ending       bool                     // decided to end; takes no more input
+
+	// Actor-owned.
+	prefix        []prompt.Item // instructions and context, built once
+	lastMessage   string
+	lastMessageID string
+	diff          *turnDiff
+}
+
+type queuedInput struct {
+	input    []agent.Input
+	clientID string
+}
+
+var errSteered = errors.New("steered")
+
+func (t *thread) newTurn(s agent.Settings, outputSchema []byte) *turn {
+	ctx, cancel := context.WithCancel(t.core.ctx)
+	return &turn{
+		t: t, id: newUUIDv7(), kind: "regular", settings: s, outputSchema: outputSchema,
+		ctx: ctx, cancel: cancel, requests: map[string]chan agent.Op{}, diff: newTurnDiff(),
+	}
+}
+
+// addInput queues input for the turn's next model request, cutting short a
+// response in flight so that the model sees it at once (mu held).
+func (tr *turn) addInput(in []agent.Input, clientID string) {
+	tr.inputs = append(tr.inputs, queuedInput{input: in, clientID: clientID})
+	if tr.streamCancel != nil {
+		tr.streamCancel()
+	}
+}
+
+// interrupt cancels the turn: the model response, running commands and
+// waiting approvals all watch its context (mu held).
+func (tr *turn) interrupt() {
+	tr.cancel()
+	tr.t.q.wake()
+}
+
+func (tr *turn) emit(msg agent.EventMsg) { tr.t.q.push(tr.id, msg) }
+
+// emitStream emits an event of a stream, first waiting for a slow consumer.
+func (tr *turn) emitStream(msg agent.EventMsg) {
+	tr.t.q.wait(tr.ctx.Done())
+	tr.t.q.push(tr.id, msg)
+}
+
+// request registers a request for a decision and returns its channel (the
+// caller emits the request event after this, so that a quick answer finds
+// it).
+func (tr *turn) request(key string) chan agent.Op {
+	ch := make(chan agent.Op, 1)
+	tr.t.mu.Lock()
+	tr.requests[key] = ch
+	tr.t.mu.Unlock()
+	return ch
+}
+
+func (tr *turn) dropRequest(key string) {
+	tr.t.mu.Lock()
+	delete(tr.requests, key)
+	tr.t.mu.Unlock()
+}
+
+// await waits for the answer to a request; ok is false when the turn was
+// interrupted first.
+func (tr *turn) await(key string, ch chan agent.Op) (agent.Op, bool) {
+	select {
+	case op := <-ch:
+		return op, true
+	case <-tr.ctx.Done():
+		tr.dropRequest(key)
+		return nil, false
+	}
+}
+
+// runTurn runs tr to its end on the actor.
+func (t *thread) runTurn(tr *turn) {
+	tr.started = time.Now()
+	tr.emit(agent.TurnStarted{StartedAt: tr.started, Kind: tr.kind, ModelContextWindow: t.core.contextWindow(tr.settings.Model)})
+	status, terr := tr.loop()
+
+	t.mu.Lock()
+	tr.ending = true
+	tr.requests = map[string]chan agent.Op{}
+	t.mu.Unlock()
+	tr.cancel()
+
+	if terr != nil {
+		tr.emit(agent.Error{Err: *terr})
+	}
+	now := time.Now()
+	tr.emit(agent.TurnCompleted{
+		Status: status, Error: terr,
+		LastAgentMessage: tr.lastMessage, LastAgentMessageID: tr.lastMessageID,
+		CompletedAt: now, Duration: now.Sub(tr.started),
+	})
+	if err := t.rec.Sync(); err != nil {
+		t.log.Warn("syncing the rollout", "err", err)
+	}
+}
+
+// loop samples the model and runs its tool calls until it answers without
+// any, the turn is interrupted, or it fails.
+func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
+	t := tr.t
+	for {
+		t.mu.Lock()
+		inputs := tr.inputs
+		tr.inputs = nil
+		t.mu.Unlock()
+		for _, in := range inputs {
+			tr.recordUserMessage(in)
+		}
+		if tr.ctx.Err() != nil {
+			return agent.TurnStatusInterrupted, nil
+		}
+
+		res, err := tr.sample()
+		switch {
+		case tr.ctx.Err() != nil:
+			return agent.TurnStatusInterrupted, nil
+		case errors.Is(err, errSteered):
+			continue
+		case err != nil:
+			return agent.TurnStatusFailed, turnError(err)
+		}
+		t.appendHistory(tr.id, res.items...)
+		if res.usage != nil {
+			tr.addUsage(res.usage)
+		}
+
+		if len(res.calls) == 0 {
+			t.mu.Lock()
+			if len(tr.inputs) > 0 {
+				t.mu.Unlock()
+				continue
+			}
+			tr.ending = true
+			t.mu.Unlock()
+			return agent.TurnStatusCompleted, nil
+		}
+		for _, call := range res.calls {
+			out := tr.runTool(call)
+			if tr.ctx.Err() != nil {
+				// Keep the history well-formed: every call has an output.
+				t.appendHistory(tr.id, abortedOutput(call))
+				return agent.TurnStatusInterrupted, nil
+			}
+			t.appendHistory(tr.id, out)
+		}
+	}
+}
+
+func abortedOutput(call prompt.Item) prompt.Item {
+	if call.Type == prompt.TypeCustomToolCall {
+		s := "aborted"
+		return prompt.Item{Type: prompt.TypeCustomToolCallOutput, CallID: call.CallID, Output: &s}
+	}
+	return prompt.FunctionOutput(call.CallID, "aborted")
+}
+
+func (tr *turn) recordUserMessage(in queuedInput) {
+	item := &agent.UserMessage{ID: newUUIDv7(), ClientID: in.clientID, Content: in.input}
+	tr.emit(agent.ItemStarted{Item: item})
+	tr.emit(agent.ItemCompleted{Item: item})
+	tr.t.appendHistory(tr.id, userMessageItem(in.input))
+	tr.t.notePreview(in.input)
+}
+
+// userMessageItem converts user input into a model message.
+func userMessageItem(in []agent.Input) prompt.Item {
+	it := prompt.Item{Type: prompt.TypeMessage, Role: "user"}
+	for _, p := range in {
+		switch p.Type {
+		case "image":
+			it.Content = append(it.Content, prompt.Content{Type: "input_image", ImageURL: p.URL})
+		case "localImage":
+			it.Content = append(it.Content, prompt.Content{Type: "input_text", Text: fmt.Sprintf("[image: %s]", p.Path)})
+		case "skill", "mention":
+			it.Content = append(it.Content, prompt.Content{Type: "input_text", Text: fmt.Sprintf("[%s %s: %s]", p.Type, p.Name, p.Path)})
+		default:
+			it.Content = append(it.Content, prompt.Content{Type: "input_text", Text: p.Text})
+		}
+	}
+	if len(it.Content) == 0 {
+		it.Content = []prompt.Content{{Type: "input_text", Text: ""}}
+	}
+	return it
+}
+
+func (tr *turn) addUsage(u *prompt.Usage) {
+	last := agent.TokenUsage{
+		Input: u.InputTokens, CachedInput: u.CachedInputTokens, Output: u.OutputTokens,
+		ReasoningOutput: u.ReasoningOutputTokens, Total: u.TotalTokens,
+	}
+	t := tr.t
+	t.mu.Lock()
+	if t.usage == nil {
+		t.usage = &agent.TokenUsageInfo{}
+	}
+	info := t.usage
+	info.Last = last
+	info.Total.Input += last.Input
+	info.Total.CachedInput += last.CachedInput
+	info.Total.Output += last.Output
+	info.Total.ReasoningOutput += last.ReasoningOutput
+	info.Total.Total += last.Total
+	info.ModelContextWindow = t.core.contextWindow(tr.settings.Model)
+	snapshot := *info
+	t.mu.Unlock()
+	tr.emit(agent.TokenCount{Info: snapshot})
+}
+
+// turnError classifies an error that fails a turn.
+func turnError(err error) *agent.TurnError {
+	if errors.Is(err, prompt.ErrMissingAPIKey) {
+		return &agent.TurnError{Message: err.Error(), Info: "unauthorized"}
+	}
+	pe := prompt.AsError(err)
+	te := &agent.TurnError{Message: pe.Error(), Info: pe.Info, HTTPStatus: pe.HTTPStatus}
+	if te.Info == "" {
+		te.Info = "other"
+	}
+	return te
+}
