@@ -8,4 +8,11 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
+require (
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/segmentio/asm v1.2.1 // indirect
+)
+
 replace github.com/codexd/codexd => ../..

@@ -42,6 +42,7 @@ type options struct {
 	fanTurns      int
 	fanDeltas     int
 	only          string
+	alone         bool
 }
 
 func main() {
@@ -55,8 +56,15 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 100, "subscribed connections in the fan-out test")
 	flag.IntVar(&o.fanTurns, "fan-turns", 20, "turns streamed to the subscribers in the fan-out test")
 	flag.IntVar(&o.fanDeltas, "fan-deltas", 100, "deltas per turn in the fan-out test")
-	flag.StringVar(&o.only, "only", "", "run only this server: codex or codexd")
+	flag.StringVar(&o.only, "only", "", "run only this server: codex, codexd or appserver")
+	flag.BoolVar(&o.alone, "alone", true, "also measure the app-server alone (this binary serving it over the instant core, without the real core linked)")
+	serve := flag.Bool("serve-appserver", false, "internal: serve the app-server over the instant core on -listen")
+	listen := flag.String("listen", "stdio://", "internal: with -serve-appserver")
+	deltas := flag.Int("deltas", 1, "internal: with -serve-appserver, deltas per answer")
 	flag.Parse()
+	if *serve {
+		os.Exit(serveAppServer(*listen, *deltas))
+	}
 	if *netns && os.Getenv(netnsEnv) != "1" {
 		os.Exit(reexecInNetns())
 	}
@@ -113,7 +121,7 @@ func run(o options) int {
 			return a
 		}})
 	}
-	if o.only != "codex" {
+	if o.only == "" || o.only == "codexd" {
 		subjects = append(subjects, subject{"codexd", func(listen string) []string {
 			n := "1"
 			if listen != "" {
@@ -122,6 +130,23 @@ func run(o options) int {
 			a := []string{o.codexd, "app-server", "--bench-instant-core", n}
 			if listen != "" {
 				a = append(a, "--listen", listen)
+			}
+			return a
+		}})
+	}
+	if o.alone && (o.only == "" || o.only == "appserver") {
+		exe, err := os.Executable()
+		if err != nil {
+			fatalf("%v", err)
+		}
+		subjects = append(subjects, subject{"app-server alone", func(listen string) []string {
+			n := "1"
+			if listen != "" {
+				n = strconv.Itoa(o.fanDeltas)
+			}
+			a := []string{exe, "-serve-appserver", "-deltas", n}
+			if listen != "" {
+				a = append(a, "-listen", listen)
 			}
 			return a
 		}})
@@ -419,9 +444,14 @@ func report(o options, subjects []subject, r []*figures) {
 		header += " " + s.name + " |"
 		sep += " ---: |"
 	}
-	if len(subjects) == 2 {
-		header += " codexd / Codex | goal |"
-		sep += " ---: | --- |"
+	ratios := len(subjects) > 1 && strings.HasPrefix(subjects[0].name, "Codex")
+	if ratios {
+		for _, s := range subjects[1:] {
+			header += " " + s.name + " / Codex |"
+			sep += " ---: |"
+		}
+		header += " goal |"
+		sep += " --- |"
 	}
 	fmt.Println(header)
 	fmt.Println(sep)
@@ -430,8 +460,11 @@ func report(o options, subjects []subject, r []*figures) {
 		for _, v := range vals {
 			line += fmt.Sprintf(" %.2f |", v)
 		}
-		if len(vals) == 2 && vals[0] > 0 {
-			line += fmt.Sprintf(" %.3f | %s |", vals[1]/vals[0], goal)
+		if ratios && vals[0] > 0 {
+			for _, v := range vals[1:] {
+				line += fmt.Sprintf(" %.3f |", v/vals[0])
+			}
+			line += " " + goal + " |"
 		}
 		fmt.Println(line)
 	}
