@@ -98,6 +98,11 @@ func Prepare(opts Options) (*Job, error) {
 	return j, nil
 }
 
+// SetSignals sets Options.Signals: a caller that reads the prompt before
+// it catches signals (so that Ctrl-C still ends a read of stdin) sets
+// them here.
+func (j *Job) SetSignals(ch <-chan os.Signal) { j.opts.Signals = ch }
+
 // Prompt returns the prompt the turn will send.
 func (j *Job) Prompt() string { return j.prompt }
 

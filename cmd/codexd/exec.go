@@ -69,11 +69,12 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cf.approval == "" {
 		cf.approval = "never"
 	}
+	// The prompt is read first: a Ctrl-C while stdin is read still kills.
 	job, err := promptcli.Prepare(promptcli.Options{
 		Prompt: fs.Arg(0), Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		JSON: *jsonOut, OutputLastMessage: lastMessage, OutputSchemaFile: *schema, Ephemeral: *ephemeral,
-		Signals: execSignals(), ClientVersion: codexVersion,
-		Banner: fmt.Sprintf("codexd %s (Codex %s protocol)", version, codexVersion),
+		ClientVersion: codexVersion,
+		Banner:        fmt.Sprintf("codexd %s (Codex %s protocol)", version, codexVersion),
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd exec:", err)
@@ -83,21 +84,26 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	sigs, stop := execSignals()
+	defer stop()
+	job.SetSignals(sigs)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	rt, err := cf.open(context.Background(), "codex_exec", log)
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd exec:", err)
 		return 1
 	}
+	// Deferred after stop: the runtime closes (its commands killed) while
+	// signals are still caught.
 	defer rt.Close()
 	return job.Run(context.Background(), rt.Core)
 }
 
-// execSignals relays SIGINT and SIGTERM to the run; tests replace it.
-var execSignals = func() <-chan os.Signal {
+// execSignals relays SIGINT and SIGTERM to the run until stop.
+func execSignals() (<-chan os.Signal, func()) {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	return ch
+	return ch, func() { signal.Stop(ch) }
 }
 
 // interspersed moves the flags after the prompt in front of it, so that
