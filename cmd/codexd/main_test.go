@@ -8,9 +8,22 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/codexd/codexd/sandbox"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Sandboxed commands re-execute this binary as the Landlock helper.
+	sandbox.RunHelperIfRequested()
+	// Process tests re-execute it as codexd itself.
+	if os.Getenv(asCodexdEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// asCodexdEnv makes the test binary run as codexd (see codexdCommand).
+const asCodexdEnv = "CODEXD_TEST_RUN_AS_CODEXD"
 
 func TestUsageErrors(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty-token")
