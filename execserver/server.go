@@ -135,10 +135,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 func environmentInfo() execproto.EnvironmentInfo {
-	shell := os.Getenv("SHELL")
-	if shell == "" {
-		shell = "/bin/sh"
-	}
+	shell := userShell()
 	cwd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
 	host, _ := os.Hostname()
