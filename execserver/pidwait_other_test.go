@@ -18,4 +18,3 @@ func diesWithin(t *testing.T, pid int, d time.Duration) bool {
 	}
 	return !alive(pid)
 }
-
