@@ -3,9 +3,11 @@ package core
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 	"io/fs"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/codexd/codexd/applypatch"
 	"github.com/codexd/codexd/execclient"
@@ -21,18 +23,53 @@ type execFS struct {
 
 var _ applypatch.FS = execFS{}
 
-// fsError maps the exec-server's errors onto io/fs ones where applypatch
-// needs them.
+// fsError gives an exec-server error the kind applypatch and the core test
+// with errors.Is and errors.As, keeping the server's text. Both codexd's
+// exec-server and Codex's word an OS error as Rust does, "<strerror> (os
+// error N)", so N is the errno (not a directory, is a directory, permission
+// denied, exists...); a path outside the server's roots is a permission
+// problem, and a symbolic link refused by a no-follow call is ELOOP, as the
+// open would have said. Anything else (a transport error such as
+// execclient.ErrClientClosed, a context error) stays itself inside the
+// *fs.PathError.
 func fsError(op, path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "No such file or directory") || strings.Contains(msg, "os error 2") || strings.Contains(msg, "not found") {
-		return &fs.PathError{Op: op, Path: path, Err: fs.ErrNotExist}
+	if kind := remoteKind(err.Error()); kind != nil {
+		err = &remoteFSError{msg: err.Error(), kind: kind}
 	}
-	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("%s", msg)}
+	return &fs.PathError{Op: op, Path: path, Err: err}
 }
+
+// remoteKind reads the kind of failure from an exec-server error message,
+// or returns nil.
+func remoteKind(msg string) error {
+	if m := osErrorSuffix.FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 && n < 4096 {
+			return syscall.Errno(n)
+		}
+	}
+	switch {
+	case strings.Contains(msg, "is outside the allowed roots"):
+		return fs.ErrPermission
+	case strings.Contains(msg, "path contains a symbolic link"):
+		return syscall.ELOOP
+	}
+	return nil
+}
+
+var osErrorSuffix = regexp.MustCompile(`\(os error (\d+)\)$`)
+
+// remoteFSError is an exec-server error with its kind: Error is the
+// server's text, Unwrap the syscall.Errno (or fs.ErrPermission) it means.
+type remoteFSError struct {
+	msg  string
+	kind error
+}
+
+func (e *remoteFSError) Error() string { return e.msg }
+func (e *remoteFSError) Unwrap() error { return e.kind }
 
 func (f execFS) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	c, err := f.dial(ctx)
