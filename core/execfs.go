@@ -125,3 +125,21 @@ func (f execFS) Stat(ctx context.Context, path string) (applypatch.FileInfo, err
 	}
 	return applypatch.FileInfo{IsDir: r.IsDirectory}, nil
 }
+
+// metadata is fs/getMetadata; follow false describes a final symlink
+// itself.
+func (f execFS) metadata(ctx context.Context, path string, follow bool) (execproto.FsGetMetadataResponse, error) {
+	c, err := f.dial(ctx)
+	if err != nil {
+		return execproto.FsGetMetadataResponse{}, err
+	}
+	p := execproto.FsGetMetadataParams{Path: execproto.PathURI(path)}
+	if !follow {
+		p.FollowSymlinks = &follow
+	}
+	r, err := execclient.Call(ctx, c, execproto.FsGetMetadata, p)
+	if err != nil {
+		return r, fsError("stat", path, err)
+	}
+	return r, nil
+}

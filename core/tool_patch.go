@@ -52,7 +52,7 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 	}
 	tr.emit(agent.ItemStarted{Item: item(agent.ItemStatusInProgress)})
 
-	switch tr.assessPatch(plan.Paths()) {
+	switch tr.assessPatch(plan.Paths(), func() writeRoots { return sandboxRoots(tr.ctx, fsys, tr.settings) }) {
 	case safety.Forbidden:
 		tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusDeclined)})
 		return "patch rejected: writing outside of the project; rejected by user approval settings"
@@ -106,8 +106,8 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 // assess_patch_safety does: untrusted always asks; otherwise a patch that
 // only writes where the sandbox lets commands write is applied, and one
 // that writes elsewhere asks (or is refused under never). Paths approved
-// for the session do not ask again.
-func (tr *turn) assessPatch(paths []string) safety.Decision {
+// for the session do not ask again. roots is called only when needed.
+func (tr *turn) assessPatch(paths []string, roots func() writeRoots) safety.Decision {
 	t := tr.t
 	t.mu.Lock()
 	approved := true
@@ -124,45 +124,21 @@ func (tr *turn) assessPatch(paths []string) safety.Decision {
 	if s.Approval == agent.ApprovalUntrusted {
 		return safety.Prompt
 	}
-	if writable(s, paths) {
+	w := roots()
+	writable := true
+	for _, p := range paths {
+		if !w.allows(p) {
+			writable = false
+			break
+		}
+	}
+	if writable {
 		return safety.Allow
 	}
 	if s.Approval == agent.ApprovalNever {
 		return safety.Forbidden
 	}
 	return safety.Prompt
-}
-
-// writable reports whether the sandbox lets commands write every path.
-func writable(s agent.Settings, paths []string) bool {
-	switch s.Sandbox.Mode {
-	case agent.SandboxDangerFullAccess, agent.SandboxExternal:
-		return true
-	case agent.SandboxReadOnly:
-		return false
-	}
-	roots := append([]string{s.Cwd}, s.Sandbox.WritableRoots...)
-	if !s.Sandbox.ExcludeSlashTmp {
-		roots = append(roots, "/tmp")
-	}
-	for _, p := range paths {
-		ok := false
-		for _, r := range roots {
-			if r != "" && within(r, p) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func within(root, p string) bool {
-	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(p))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // fileUpdates describes a plan's changes for a FileChange item.
