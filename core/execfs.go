@@ -3,7 +3,10 @@ package core
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io/fs"
+	"net/url"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -142,4 +145,76 @@ func (f execFS) metadata(ctx context.Context, path string, follow bool) (execpro
 		return r, fsError("stat", path, err)
 	}
 	return r, nil
+}
+
+// canonicalize is fs/canonicalize: the path, which must exist, with every
+// symlink and ".." resolved on the exec-server's machine.
+func (f execFS) canonicalize(ctx context.Context, path string) (string, error) {
+	c, err := f.dial(ctx)
+	if err != nil {
+		return "", err
+	}
+	r, err := execclient.Call(ctx, c, execproto.FsCanonicalize, execproto.FsCanonicalizeParams{Path: execproto.PathURI(path)})
+	if err != nil {
+		return "", fsError("canonicalize", path, err)
+	}
+	p, err := pathFromURI(r.Path)
+	if err != nil {
+		return "", &fs.PathError{Op: "canonicalize", Path: path, Err: err}
+	}
+	return p, nil
+}
+
+// pathFromURI is the native path of a `file:///...` URI from the server.
+func pathFromURI(uri string) (string, error) {
+	rest, ok := strings.CutPrefix(uri, "file://")
+	if !ok || !strings.HasPrefix(rest, "/") {
+		return "", fmt.Errorf("the exec-server answered %q, not a file:///path URI", uri)
+	}
+	p, err := url.PathUnescape(rest)
+	if err != nil || strings.IndexByte(p, 0) >= 0 {
+		return "", fmt.Errorf("the exec-server answered %q, not a file:///path URI", uri)
+	}
+	return filepath.Clean(p), nil
+}
+
+// writeNoFollow writes path, refusing a symlink at any of its components.
+func (f execFS) writeNoFollow(ctx context.Context, path string, data []byte) error {
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	no := false
+	_, err = execclient.Call(ctx, c, execproto.FsWriteFile, execproto.FsWriteFileParams{
+		Path: execproto.PathURI(path), DataBase64: base64.StdEncoding.EncodeToString(data), FollowSymlinks: &no,
+	})
+	return fsError("write", path, err)
+}
+
+// removeNoFollow removes the file path, refusing a symlink at any of its
+// components (the last one too).
+func (f execFS) removeNoFollow(ctx context.Context, path string) error {
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	no := false
+	_, err = execclient.Call(ctx, c, execproto.FsRemove, execproto.FsRemoveParams{
+		Path: execproto.PathURI(path), Recursive: &no, Force: &no, FollowSymlinks: &no,
+	})
+	return fsError("remove", path, err)
+}
+
+// mkdirAllNoFollow creates path and its missing parents, refusing a
+// symlink at any of its components.
+func (f execFS) mkdirAllNoFollow(ctx context.Context, path string) error {
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	yes, no := true, false
+	_, err = execclient.Call(ctx, c, execproto.FsCreateDirectory, execproto.FsCreateDirectoryParams{
+		Path: execproto.PathURI(path), Recursive: &yes, FollowSymlinks: &no,
+	})
+	return fsError("mkdir", path, err)
 }
