@@ -205,8 +205,9 @@ func (c *Core) contextWindow(model string) int64 {
 	return defaultContextWindow
 }
 
-func (c *Core) toolOptions(agent.Settings) tools.Options {
-	return tools.Options{ApplyPatch: c.cfg.ApplyPatchTool, RequestUserInput: c.cfg.RequestUserInputTool}
+// toolOptions are the tools t's turns offer.
+func (c *Core) toolOptions(t *thread) tools.Options {
+	return tools.Options{ApplyPatch: c.cfg.ApplyPatchTool, RequestUserInput: c.cfg.RequestUserInputTool, NoTools: t.noTools}
 }
 
 // StartThread creates a thread and loads it.
@@ -231,7 +232,7 @@ func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent
 		info.Path = w.Path()
 		rec = storeRecorder{w: w, log: c.log.With("thread", info.ID)}
 	}
-	t, err := c.load(info, s, nil, nil, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, rec)
+	t, err := c.load(info, s, nil, nil, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, opts.NoTools, rec)
 	if err != nil {
 		rec.Close()
 		return nil, err
@@ -252,7 +253,7 @@ func (c *Core) warnSandbox(t *thread, s agent.Settings) {
 }
 
 // load registers and starts a thread.
-func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.Item, turns []agent.Turn, base instructionsOpts, originator string, rec recorder) (*thread, error) {
+func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.Item, turns []agent.Turn, base instructionsOpts, originator string, noTools bool, rec recorder) (*thread, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -267,7 +268,7 @@ func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.It
 		turns:            &turnBuilder{turns: turns},
 		approvedCommands: map[string]bool{}, approvedPatches: map[string]bool{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		origin: originator,
+		origin: originator, noTools: noTools,
 	}
 	t.exec = newExecSessions(c.exec, c.cfg.Shell)
 	t.q = newEventQueue(func(ev agent.Event) {
@@ -305,18 +306,18 @@ func (c *Core) ResumeThread(ctx context.Context, id string, o agent.Overrides) (
 	if err != nil {
 		return nil, err
 	}
-	return c.loadStored(st, w, o)
+	return c.loadStored(st, w, o, false)
 }
 
 // loadStored loads a thread rebuilt by the store.
-func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides) (*agent.Loaded, error) {
+func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, noTools bool) (*agent.Loaded, error) {
 	s := o.Apply(st.Settings)
 	log := c.log.With("thread", st.Info.ID)
 	rec := storeRecorder{w: w, log: log}
 	info := st.Info
 	info.Path = w.Path()
 	t, err := c.load(info, s, normalizeHistory(decodeHistory(st.History, log)), st.Turns,
-		instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}, st.Meta.Originator, rec)
+		instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}, st.Meta.Originator, noTools, rec)
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -347,7 +348,7 @@ func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOption
 		if err != nil {
 			return nil, err
 		}
-		return c.loadStored(st, w, opts.Overrides)
+		return c.loadStored(st, w, opts.Overrides, opts.NoTools)
 	}
 	if src == nil {
 		return nil, agent.ErrThreadNotFound
@@ -365,7 +366,7 @@ func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOption
 		ThreadSource: opts.ThreadSource, CliVersion: c.cfg.CliVersion, CreatedAt: now, UpdatedAt: now,
 		Materialized: len(history) > 0,
 	}
-	t, err := c.load(info, s, history, turns, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, nopRecorder{})
+	t, err := c.load(info, s, history, turns, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, opts.NoTools, nopRecorder{})
 	if err != nil {
 		return nil, err
 	}
