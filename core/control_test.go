@@ -360,3 +360,28 @@ func TestInterruptedTurnLeavesEveryCallAnOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseReleasesThreadsShutDownButUnread: a thread shut down whose
+// events nobody reads any more. Its actor is gone and it is no longer
+// loaded, but its event pump still waits to deliver ShutdownComplete; Close
+// must release it as it releases loaded threads. It used to wait forever
+// (a goroutine and the undelivered events leaked past Close).
+func TestCloseReleasesThreadsShutDownButUnread(t *testing.T) {
+	h := newHarness(t, newFakeModel(), nil)
+	th := h.start(agent.Overrides{})
+	h.submit(th, agent.Shutdown{})
+	inner := th.(*thread)
+	select {
+	case <-inner.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the actor did not end")
+	}
+	if err := h.core.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inner.q.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event pump of a shut-down thread outlived Close")
+	}
+}

@@ -118,7 +118,11 @@ type Core struct {
 
 	mu      sync.Mutex
 	threads map[string]*thread
-	closed  bool
+	// draining are threads that shut down while their events were still
+	// undelivered: no longer loaded, but Close must release their pumps if
+	// nobody reads them. A thread leaves it when its pump exits.
+	draining map[*thread]bool
+	closed   bool
 }
 
 var _ agent.Core = (*Core)(nil)
@@ -158,7 +162,7 @@ func New(cfg Config) (*Core, error) {
 		sb = noSandbox{why: errors.New("no sandbox is configured")}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Core{cfg: cfg, log: cfg.Logger, sandbox: sb, ctx: ctx, stop: stop, threads: map[string]*thread{}}, nil
+	return &Core{cfg: cfg, log: cfg.Logger, sandbox: sb, ctx: ctx, stop: stop, threads: map[string]*thread{}, draining: map[*thread]bool{}}, nil
 }
 
 // exec returns the shared exec-server client, dialling it if needed.
@@ -274,17 +278,31 @@ func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.It
 	t.q = newEventQueue(func(ev agent.Event) {
 		t.turns.apply(ev)
 		t.rec.Event(ev)
-	})
+	}, func() { c.drained(t) })
 	c.threads[info.ID] = t
 	go t.run()
 	return t, nil
 }
 
+// forget unloads a thread that shut down; until its last events are
+// delivered it is draining.
 func (c *Core) forget(t *thread) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.threads[t.id] == t {
 		delete(c.threads, t.id)
 	}
+	select {
+	case <-t.q.done: // drained already (drained ran, or runs, without it)
+	default:
+		c.draining[t] = true
+	}
+}
+
+// drained runs when t's event pump has exited.
+func (c *Core) drained(t *thread) {
+	c.mu.Lock()
+	delete(c.draining, t)
 	c.mu.Unlock()
 }
 
@@ -497,7 +515,17 @@ func (c *Core) Close() error {
 	}
 	for _, t := range threads {
 		<-t.done
-		// Nobody may be reading any more: let the pump finish regardless.
+	}
+	// Every thread has shut down, so every one left is draining (those
+	// above, and those shut down earlier). Nobody may be reading any more:
+	// let the pumps finish regardless.
+	c.mu.Lock()
+	drain := make([]*thread, 0, len(c.draining))
+	for t := range c.draining {
+		drain = append(drain, t)
+	}
+	c.mu.Unlock()
+	for _, t := range append(drain, threads...) {
 		t.q.discard()
 		<-t.q.done
 	}
