@@ -113,7 +113,10 @@ type Core struct {
 	ctx     context.Context // cancelled by Close
 	stop    context.CancelFunc
 
-	execMu     sync.Mutex
+	// execSem (capacity 1) is held while the shared client is checked,
+	// dialled or closed; a caller waiting for it gives up when its context
+	// ends, so an interrupt is not held back by another thread's dial.
+	execSem    chan struct{}
 	execClient *execclient.Client
 
 	mu      sync.Mutex
@@ -162,13 +165,17 @@ func New(cfg Config) (*Core, error) {
 		sb = noSandbox{why: errors.New("no sandbox is configured")}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Core{cfg: cfg, log: cfg.Logger, sandbox: sb, ctx: ctx, stop: stop, threads: map[string]*thread{}, draining: map[*thread]bool{}}, nil
+	return &Core{cfg: cfg, log: cfg.Logger, sandbox: sb, ctx: ctx, stop: stop, threads: map[string]*thread{}, draining: map[*thread]bool{}, execSem: make(chan struct{}, 1)}, nil
 }
 
 // exec returns the shared exec-server client, dialling it if needed.
 func (c *Core) exec(ctx context.Context) (*execclient.Client, error) {
-	c.execMu.Lock()
-	defer c.execMu.Unlock()
+	select {
+	case c.execSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("connecting to the exec-server: %w", ctx.Err())
+	}
+	defer func() { <-c.execSem }()
 	if c.execClient != nil {
 		select {
 		case <-c.execClient.Done():
@@ -534,8 +541,8 @@ func (c *Core) Close() error {
 	if c.cfg.Store != nil {
 		errs = append(errs, c.cfg.Store.Close())
 	}
-	c.execMu.Lock()
-	defer c.execMu.Unlock()
+	c.execSem <- struct{}{}
+	defer func() { <-c.execSem }()
 	if c.execClient != nil {
 		errs = append(errs, c.execClient.Close())
 		c.execClient = nil
