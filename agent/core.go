@@ -85,6 +85,12 @@ type StartOptions struct {
 	DeveloperInstructions *string
 	// Originator is the client's name, sent to the model provider.
 	Originator string
+	// NoTools offers the thread's model no tools at all; a tool call it
+	// makes anyway is answered as unsupported and nothing runs. It is how
+	// Codex's TUI starts its title job (thread/start whose config turns
+	// features.shell_tool and every other tool off). It is not kept
+	// across a resume.
+	NoTools bool
 }
 
 // ThreadInfo is a thread's metadata.

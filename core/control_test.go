@@ -333,3 +333,55 @@ func TestSlowConsumerNeverBlocksSubmit(t *testing.T) {
 		t.Fatalf("last %s", describeEvent(got[len(got)-1]))
 	}
 }
+
+// TestInterruptedTurnLeavesEveryCallAnOutput: a response with two tool
+// calls, interrupted while the first waits for approval. The next request
+// must give each call an output (the Responses API refuses a function_call
+// without one); only the call that was running got "aborted", so the
+// thread could not go on.
+func TestInterruptedTurnLeavesEveryCallAnOutput(t *testing.T) {
+	two := callResponse("call_1", "exec_command", map[string]any{"cmd": "touch nope"})
+	second := callResponse("call_2", "update_plan", map[string]any{"plan": []map[string]string{{"step": "x", "status": "pending"}}})
+	two.events = append(two.events[:len(two.events)-1], second.events[1:]...) // call_1 added/done, call_2 added/done, completed
+	m := newFakeModel(two, textResponse("msg_2", "next"))
+	h := newHarness(t, m, nil)
+	th := h.start(agent.Overrides{Approval: policy(agent.ApprovalUntrusted)})
+	id := h.submit(th, agent.UserInput{Input: text("go")})
+	until(t, th, isApproval)
+	h.submit(th, agent.Interrupt{TurnID: id})
+	until(t, th, isTurnCompleted)
+	h.submit(th, agent.UserInput{Input: text("again")})
+	until(t, th, isTurnCompleted)
+	m.request(t)
+	req := m.request(t)
+	for _, call := range []string{"call_1", "call_2"} {
+		if out := lastOutput(t, req, call); out != "aborted" {
+			t.Errorf("%s: %q", call, out)
+		}
+	}
+}
+
+// TestCloseReleasesThreadsShutDownButUnread: a thread shut down whose
+// events nobody reads any more. Its actor is gone and it is no longer
+// loaded, but its event pump still waits to deliver ShutdownComplete; Close
+// must release it as it releases loaded threads. It used to wait forever
+// (a goroutine and the undelivered events leaked past Close).
+func TestCloseReleasesThreadsShutDownButUnread(t *testing.T) {
+	h := newHarness(t, newFakeModel(), nil)
+	th := h.start(agent.Overrides{})
+	h.submit(th, agent.Shutdown{})
+	inner := th.(*thread)
+	select {
+	case <-inner.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the actor did not end")
+	}
+	if err := h.core.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inner.q.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event pump of a shut-down thread outlived Close")
+	}
+}

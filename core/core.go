@@ -113,12 +113,19 @@ type Core struct {
 	ctx     context.Context // cancelled by Close
 	stop    context.CancelFunc
 
-	execMu     sync.Mutex
+	// execSem (capacity 1) is held while the shared client is checked,
+	// dialled or closed; a caller waiting for it gives up when its context
+	// ends, so an interrupt is not held back by another thread's dial.
+	execSem    chan struct{}
 	execClient *execclient.Client
 
 	mu      sync.Mutex
 	threads map[string]*thread
-	closed  bool
+	// draining are threads that shut down while their events were still
+	// undelivered: no longer loaded, but Close must release their pumps if
+	// nobody reads them. A thread leaves it when its pump exits.
+	draining map[*thread]bool
+	closed   bool
 }
 
 var _ agent.Core = (*Core)(nil)
@@ -158,13 +165,17 @@ func New(cfg Config) (*Core, error) {
 		sb = noSandbox{why: errors.New("no sandbox is configured")}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Core{cfg: cfg, log: cfg.Logger, sandbox: sb, ctx: ctx, stop: stop, threads: map[string]*thread{}}, nil
+	return &Core{cfg: cfg, log: cfg.Logger, sandbox: sb, ctx: ctx, stop: stop, threads: map[string]*thread{}, draining: map[*thread]bool{}, execSem: make(chan struct{}, 1)}, nil
 }
 
 // exec returns the shared exec-server client, dialling it if needed.
 func (c *Core) exec(ctx context.Context) (*execclient.Client, error) {
-	c.execMu.Lock()
-	defer c.execMu.Unlock()
+	select {
+	case c.execSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("connecting to the exec-server: %w", ctx.Err())
+	}
+	defer func() { <-c.execSem }()
 	if c.execClient != nil {
 		select {
 		case <-c.execClient.Done():
@@ -205,8 +216,9 @@ func (c *Core) contextWindow(model string) int64 {
 	return defaultContextWindow
 }
 
-func (c *Core) toolOptions(agent.Settings) tools.Options {
-	return tools.Options{ApplyPatch: c.cfg.ApplyPatchTool, RequestUserInput: c.cfg.RequestUserInputTool}
+// toolOptions are the tools t's turns offer.
+func (c *Core) toolOptions(t *thread) tools.Options {
+	return tools.Options{ApplyPatch: c.cfg.ApplyPatchTool, RequestUserInput: c.cfg.RequestUserInputTool, NoTools: t.noTools}
 }
 
 // StartThread creates a thread and loads it.
@@ -231,7 +243,7 @@ func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent
 		info.Path = w.Path()
 		rec = storeRecorder{w: w, log: c.log.With("thread", info.ID)}
 	}
-	t, err := c.load(info, s, nil, nil, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, rec)
+	t, err := c.load(info, s, nil, nil, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, opts.NoTools, rec)
 	if err != nil {
 		rec.Close()
 		return nil, err
@@ -252,7 +264,7 @@ func (c *Core) warnSandbox(t *thread, s agent.Settings) {
 }
 
 // load registers and starts a thread.
-func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.Item, turns []agent.Turn, base instructionsOpts, originator string, rec recorder) (*thread, error) {
+func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.Item, turns []agent.Turn, base instructionsOpts, originator string, noTools bool, rec recorder) (*thread, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -267,23 +279,37 @@ func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.It
 		turns:            &turnBuilder{turns: turns},
 		approvedCommands: map[string]bool{}, approvedPatches: map[string]bool{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		origin: originator,
+		origin: originator, noTools: noTools,
 	}
 	t.exec = newExecSessions(c.exec, c.cfg.Shell)
 	t.q = newEventQueue(func(ev agent.Event) {
 		t.turns.apply(ev)
 		t.rec.Event(ev)
-	})
+	}, func() { c.drained(t) })
 	c.threads[info.ID] = t
 	go t.run()
 	return t, nil
 }
 
+// forget unloads a thread that shut down; until its last events are
+// delivered it is draining.
 func (c *Core) forget(t *thread) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.threads[t.id] == t {
 		delete(c.threads, t.id)
 	}
+	select {
+	case <-t.q.done: // drained already (drained ran, or runs, without it)
+	default:
+		c.draining[t] = true
+	}
+}
+
+// drained runs when t's event pump has exited.
+func (c *Core) drained(t *thread) {
+	c.mu.Lock()
+	delete(c.draining, t)
 	c.mu.Unlock()
 }
 
@@ -305,18 +331,18 @@ func (c *Core) ResumeThread(ctx context.Context, id string, o agent.Overrides) (
 	if err != nil {
 		return nil, err
 	}
-	return c.loadStored(st, w, o)
+	return c.loadStored(st, w, o, false)
 }
 
 // loadStored loads a thread rebuilt by the store.
-func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides) (*agent.Loaded, error) {
+func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, noTools bool) (*agent.Loaded, error) {
 	s := o.Apply(st.Settings)
 	log := c.log.With("thread", st.Info.ID)
 	rec := storeRecorder{w: w, log: log}
 	info := st.Info
 	info.Path = w.Path()
 	t, err := c.load(info, s, normalizeHistory(decodeHistory(st.History, log)), st.Turns,
-		instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}, st.Meta.Originator, rec)
+		instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}, st.Meta.Originator, noTools, rec)
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -347,7 +373,7 @@ func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOption
 		if err != nil {
 			return nil, err
 		}
-		return c.loadStored(st, w, opts.Overrides)
+		return c.loadStored(st, w, opts.Overrides, opts.NoTools)
 	}
 	if src == nil {
 		return nil, agent.ErrThreadNotFound
@@ -365,7 +391,7 @@ func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOption
 		ThreadSource: opts.ThreadSource, CliVersion: c.cfg.CliVersion, CreatedAt: now, UpdatedAt: now,
 		Materialized: len(history) > 0,
 	}
-	t, err := c.load(info, s, history, turns, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, nopRecorder{})
+	t, err := c.load(info, s, history, turns, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, opts.NoTools, nopRecorder{})
 	if err != nil {
 		return nil, err
 	}
@@ -496,7 +522,17 @@ func (c *Core) Close() error {
 	}
 	for _, t := range threads {
 		<-t.done
-		// Nobody may be reading any more: let the pump finish regardless.
+	}
+	// Every thread has shut down, so every one left is draining (those
+	// above, and those shut down earlier). Nobody may be reading any more:
+	// let the pumps finish regardless.
+	c.mu.Lock()
+	drain := make([]*thread, 0, len(c.draining))
+	for t := range c.draining {
+		drain = append(drain, t)
+	}
+	c.mu.Unlock()
+	for _, t := range append(drain, threads...) {
 		t.q.discard()
 		<-t.q.done
 	}
@@ -505,8 +541,8 @@ func (c *Core) Close() error {
 	if c.cfg.Store != nil {
 		errs = append(errs, c.cfg.Store.Close())
 	}
-	c.execMu.Lock()
-	defer c.execMu.Unlock()
+	c.execSem <- struct{}{}
+	defer func() { <-c.execSem }()
 	if c.execClient != nil {
 		errs = append(errs, c.execClient.Close())
 		c.execClient = nil

@@ -28,12 +28,15 @@ type eventQueue struct {
 	// onEvent, when set, sees every event as it is pushed (persistence),
 	// under the queue lock, so that it sees them in Seq order.
 	onEvent func(agent.Event)
+	// onDone, when set, is called once the pump has exited (after done is
+	// closed).
+	onDone func()
 }
 
 const softLimit = 1024
 
-func newEventQueue(onEvent func(agent.Event)) *eventQueue {
-	q := &eventQueue{out: make(chan agent.Event), done: make(chan struct{}), abort: make(chan struct{}), onEvent: onEvent}
+func newEventQueue(onEvent func(agent.Event), onDone func()) *eventQueue {
+	q := &eventQueue{out: make(chan agent.Event), done: make(chan struct{}), abort: make(chan struct{}), onEvent: onEvent, onDone: onDone}
 	q.cond = sync.NewCond(&q.mu)
 	go q.pump()
 	return q
@@ -99,8 +102,13 @@ func (q *eventQueue) discard() {
 }
 
 func (q *eventQueue) pump() {
-	defer close(q.done)
-	defer close(q.out)
+	defer func() {
+		close(q.out)
+		close(q.done)
+		if q.onDone != nil {
+			q.onDone()
+		}
+	}()
 	for {
 		q.mu.Lock()
 		for len(q.pending) == 0 && !q.closed {

@@ -209,7 +209,7 @@ func (tr *turn) buildRequest() *prompt.Request {
 	req := &prompt.Request{
 		Model:             s.Model,
 		Input:             input,
-		Tools:             tools.Specs(t.core.toolOptions(s)),
+		Tools:             tools.Specs(t.core.toolOptions(t)),
 		ToolChoice:        "auto",
 		ParallelToolCalls: true,
 		Store:             false,

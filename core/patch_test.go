@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
 )
 
@@ -186,7 +187,7 @@ func TestPatchInsideWorkspaceNeedsNoApproval(t *testing.T) {
 	h := newHarness(t, m, nil)
 	// t.TempDir is under /tmp, writable under workspace-write unless
 	// excluded.
-	th := h.start(agent.Overrides{Approval: policy(agent.ApprovalNever), Sandbox: &agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite, ExcludeSlashTmp: true}})
+	th := h.start(agent.Overrides{Approval: policy(agent.ApprovalNever), Sandbox: &agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}})
 	h.submit(th, agent.UserInput{Input: text("patch")})
 	evs := until(t, th, isTurnCompleted)
 	if len(msgs[agent.PatchApprovalRequest](evs)) != 0 {
@@ -198,4 +199,88 @@ func TestPatchInsideWorkspaceNeedsNoApproval(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "out.txt")); err == nil {
 		t.Fatal("wrote outside the workspace under never")
 	}
+}
+
+// TestPatchAutoApprovalFollowsTheSandboxRoots: a patch is applied without
+// asking exactly where the sandbox lets a command write, as Codex decides
+// with the sandbox's writable roots: .git, .agents and .codex inside a
+// writable root are read-only (the workspace's .codex even before it
+// exists), and $TMPDIR is writable unless excluded. writable() used to
+// check the cwd, the extra roots and /tmp only.
+func TestPatchAutoApprovalFollowsTheSandboxRoots(t *testing.T) {
+	add := func(path string) string {
+		return "*** Begin Patch\n*** Add File: " + path + "\n+x\n*** End Patch"
+	}
+	tmpdir := t.TempDir()
+	m := newFakeModel(
+		callResponse("call_git", "apply_patch", map[string]any{"input": add(".git/hooks/pre-commit")}),
+		callResponse("call_codex", "apply_patch", map[string]any{"input": add(".codex/config.toml")}),
+		callResponse("call_agents", "apply_patch", map[string]any{"input": add(".agents/skill.md")}),
+		callResponse("call_src", "apply_patch", map[string]any{"input": add("src/ok.txt")}),
+		callResponse("call_tmp", "apply_patch", map[string]any{"input": add(filepath.Join(tmpdir, "t.txt"))}),
+		textResponse("msg_done", "done"),
+	)
+	h := newHarness(t, m, nil)
+	for _, d := range []string{".git/hooks", ".agents"} {
+		if err := os.MkdirAll(filepath.Join(h.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", tmpdir)
+	th := h.start(agent.Overrides{Approval: policy(agent.ApprovalNever), Sandbox: &agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite, ExcludeSlashTmp: true}})
+	h.submit(th, agent.UserInput{Input: text("patch")})
+	evs := until(t, th, isTurnCompleted)
+	if len(msgs[agent.PatchApprovalRequest](evs)) != 0 {
+		t.Fatal("asked under never")
+	}
+	var last *prompt.Request
+	for range 6 {
+		last = m.request(t)
+	}
+	refused := "patch rejected: writing outside of the project; rejected by user approval settings"
+	for _, c := range []struct{ call, path string }{
+		{"call_git", ".git/hooks/pre-commit"}, {"call_codex", ".codex/config.toml"}, {"call_agents", ".agents/skill.md"},
+	} {
+		if got := lastOutput(t, last, c.call); got != refused {
+			t.Errorf("%s: model got %q", c.path, got)
+		}
+		if _, err := os.Stat(filepath.Join(h.dir, c.path)); err == nil {
+			t.Errorf("%s was written", c.path)
+		}
+	}
+	if got := readFile(t, filepath.Join(h.dir, "src/ok.txt")); got != "x\n" {
+		t.Errorf("src/ok.txt %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(tmpdir, "t.txt")); err != nil {
+		t.Errorf("the patch under $TMPDIR was not applied: %v; model got %q", err, lastOutput(t, last, "call_tmp"))
+	}
+}
+
+// TestPatchIntoDotGitAsksUnderOnRequest: where the sandbox would not let a
+// command write, on-request asks.
+func TestPatchIntoDotGitAsksUnderOnRequest(t *testing.T) {
+	m := newFakeModel(
+		callResponse("call_1", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: .git/info/exclude\n+x\n*** End Patch"}),
+		textResponse("msg_2", "done"),
+	)
+	h := newHarness(t, m, nil)
+	if err := os.MkdirAll(filepath.Join(h.dir, ".git/info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	th := h.start(agent.Overrides{Approval: policy(agent.ApprovalOnRequest), Sandbox: &agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}})
+	h.submit(th, agent.UserInput{Input: text("patch")})
+	evs := until(t, th, func(ev agent.Event) bool { return isPatchApproval(ev) || isTurnCompleted(ev) })
+	if _, ok := evs[len(evs)-1].Msg.(agent.PatchApprovalRequest); !ok {
+		t.Fatalf("no approval asked: %s", describe(evs))
+	}
+	h.submit(th, agent.PatchDecision{CallID: "call_1", Decision: agent.Accept})
+	until(t, th, isTurnCompleted)
+	if got := readFile(t, filepath.Join(h.dir, ".git/info/exclude")); got != "x\n" {
+		t.Fatalf("exclude %q", got)
+	}
+}
+
+func isPatchApproval(ev agent.Event) bool {
+	_, ok := ev.Msg.(agent.PatchApprovalRequest)
+	return ok
 }

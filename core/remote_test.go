@@ -1,12 +1,16 @@
 package core
 
 import (
+	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/execdial"
+	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/jsonrpc"
@@ -69,4 +73,56 @@ func TestUnreachableExecServer(t *testing.T) {
 	if out := lastOutput(t, m.request(t), "call_1"); !strings.Contains(out, "exec_command failed") || !strings.Contains(out, "exec-server") {
 		t.Fatalf("model got %q", out)
 	}
+}
+
+// TestInterruptWhileAnotherThreadDials: while one thread's turn is dialling
+// a slow exec-server, another thread's turn that needs it waits; an
+// interrupt of that turn must end it at once. It used to wait on the
+// core's dial lock until the other dial ended (up to the dial timeout).
+func TestInterruptWhileAnotherThreadDials(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	m := newFakeModel()
+	m.next = func(*prompt.Request) fakeResponse { return textResponse("msg", "ok") }
+	h := newHarness(t, m, func(c *Config) {
+		c.ExecDialer = func(ctx context.Context) (*execclient.Client, error) {
+			once.Do(func() { close(entered) })
+			<-release // a dial that does not watch ctx (a slow handshake)
+			return nil, errors.New("no exec-server here")
+		}
+	})
+	a := h.start(agent.Overrides{})
+	h.submit(a, agent.UserInput{Input: text("a")})
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no dial")
+	}
+	b := h.start(agent.Overrides{})
+	id := h.submit(b, agent.UserInput{Input: text("b")})
+	until(t, b, func(ev agent.Event) bool { _, ok := ev.Msg.(agent.ItemCompleted); return ok })
+	h.submit(b, agent.Interrupt{TurnID: id})
+	done := make(chan agent.TurnStatus, 1)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for ev := range b.Events() {
+			if tc, ok := ev.Msg.(agent.TurnCompleted); ok {
+				done <- tc.Status
+				return
+			}
+		}
+	}()
+	select {
+	case st := <-done:
+		if st != agent.TurnStatusInterrupted {
+			t.Errorf("turn %s", st)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the interrupted turn waited for the other thread's dial")
+	}
+	close(release)
+	until(t, a, isTurnCompleted)
+	<-finished
 }

@@ -43,7 +43,8 @@ type thread struct {
 	allowedPrefixes  [][]string
 	approvedPatches  map[string]bool
 
-	origin string // originator sent to the model provider
+	origin  string // originator sent to the model provider
+	noTools bool   // offer the model no tools (StartOptions.NoTools)
 
 	wake chan struct{} // the actor has work (capacity 1)
 	done chan struct{} // the actor has exited

@@ -46,19 +46,33 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 	if plan.Empty() {
 		return "patch rejected: empty patch"
 	}
+	// Decide on, and write, where the paths really lead (see landing).
+	land, err := resolveLanding(tr.ctx, fsys, plan)
+	if err != nil {
+		return tools.PatchVerifyFailedText + err.Error()
+	}
+	reals := land.reals()
+	var roots *writeRoots
+	rootsOf := func() writeRoots {
+		if roots == nil {
+			w := realRoots(tr.ctx, fsys, sandboxRoots(tr.ctx, fsys, tr.settings))
+			roots = &w
+		}
+		return *roots
+	}
 	changes := fileUpdates(plan)
 	item := func(status agent.ItemStatus) *agent.FileChange {
 		return &agent.FileChange{ID: callID, Changes: changes, Status: status}
 	}
 	tr.emit(agent.ItemStarted{Item: item(agent.ItemStatusInProgress)})
 
-	switch tr.assessPatch(plan.Paths()) {
+	switch tr.assessPatch(reals, rootsOf) {
 	case safety.Forbidden:
 		tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusDeclined)})
 		return "patch rejected: writing outside of the project; rejected by user approval settings"
 	case safety.Prompt:
 		ch := tr.request(callID)
-		tr.emit(agent.PatchApprovalRequest{CallID: callID, Changes: changes})
+		tr.emit(agent.PatchApprovalRequest{CallID: callID, Changes: changes, Reason: land.redirected(rootsOf())})
 		op, ok := tr.await(callID, ch)
 		if !ok {
 			return "aborted"
@@ -68,7 +82,7 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 		case agent.Accept:
 		case agent.AcceptForSession:
 			t.mu.Lock()
-			for _, p := range plan.Paths() {
+			for _, p := range reals {
 				t.approvedPatches[p] = true
 			}
 			t.mu.Unlock()
@@ -87,7 +101,7 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 		}
 	}
 
-	res, err := plan.Apply(tr.ctx, fsys)
+	res, err := plan.Apply(tr.ctx, landedFS{execFS: fsys, l: land})
 	if err != nil {
 		tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusFailed)})
 		if we, ok := err.(*applypatch.WriteError); ok && len(we.Written) > 0 {
@@ -102,12 +116,12 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 	return fmt.Sprintf("Exit code: 0\nWall time: %.1f seconds\nOutput:\n%s", time.Since(start).Seconds(), res.Summary())
 }
 
-// assessPatch decides whether a patch needs approval, as Codex's
-// assess_patch_safety does: untrusted always asks; otherwise a patch that
+// assessPatch decides whether a patch that writes paths (real paths, see
+// landing) needs approval, as Codex's assess_patch_safety does: untrusted always asks; otherwise a patch that
 // only writes where the sandbox lets commands write is applied, and one
 // that writes elsewhere asks (or is refused under never). Paths approved
-// for the session do not ask again.
-func (tr *turn) assessPatch(paths []string) safety.Decision {
+// for the session do not ask again. roots is called only when needed.
+func (tr *turn) assessPatch(paths []string, roots func() writeRoots) safety.Decision {
 	t := tr.t
 	t.mu.Lock()
 	approved := true
@@ -124,45 +138,21 @@ func (tr *turn) assessPatch(paths []string) safety.Decision {
 	if s.Approval == agent.ApprovalUntrusted {
 		return safety.Prompt
 	}
-	if writable(s, paths) {
+	w := roots()
+	writable := true
+	for _, p := range paths {
+		if !w.allows(p) {
+			writable = false
+			break
+		}
+	}
+	if writable {
 		return safety.Allow
 	}
 	if s.Approval == agent.ApprovalNever {
 		return safety.Forbidden
 	}
 	return safety.Prompt
-}
-
-// writable reports whether the sandbox lets commands write every path.
-func writable(s agent.Settings, paths []string) bool {
-	switch s.Sandbox.Mode {
-	case agent.SandboxDangerFullAccess, agent.SandboxExternal:
-		return true
-	case agent.SandboxReadOnly:
-		return false
-	}
-	roots := append([]string{s.Cwd}, s.Sandbox.WritableRoots...)
-	if !s.Sandbox.ExcludeSlashTmp {
-		roots = append(roots, "/tmp")
-	}
-	for _, p := range paths {
-		ok := false
-		for _, r := range roots {
-			if r != "" && within(r, p) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func within(root, p string) bool {
-	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(p))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // fileUpdates describes a plan's changes for a FileChange item.

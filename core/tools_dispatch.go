@@ -16,7 +16,11 @@ func (tr *turn) runTool(call prompt.Item) prompt.Item {
 		args = call.Input
 	}
 	var out string
-	switch call.Name {
+	name := call.Name
+	if tr.t.noTools {
+		name = "" // none was offered: nothing runs
+	}
+	switch name {
 	case tools.ExecCommand:
 		out = tr.execCommand(call.CallID, args)
 	case tools.WriteStdin:

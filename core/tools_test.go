@@ -1,6 +1,9 @@
 package core
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -126,5 +129,65 @@ func TestAgentsMDInstructions(t *testing.T) {
 	want := "# AGENTS.md instructions for " + sub + "\n\n<INSTRUCTIONS>\nhome rules\n\n--- project-doc ---\n\nroot rules\n\npkg rules\n\ninner override\n</INSTRUCTIONS>"
 	if docs != want {
 		t.Fatalf("docs %q\nwant %q", docs, want)
+	}
+}
+
+// TestNoToolsThread: a thread started with NoTools (the TUI's title job)
+// offers the model no tool, and a call it makes anyway runs nothing; the
+// title job's schema reaches the model and the thread's other turns keep
+// the option. A thread started without it is offered the configured tools.
+func TestNoToolsThread(t *testing.T) {
+	m := newFakeModel(
+		callResponse("call_1", "exec_command", map[string]any{"cmd": "touch ran"}),
+		callResponse("call_2", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: patched\n+x\n*** End Patch"}),
+		textResponse("msg_3", `{"title":"Say hi"}`),
+		textResponse("msg_4", "again"),
+		textResponse("msg_5", "tools"),
+	)
+	h := newHarness(t, m, nil)
+	l, err := h.core.StartThread(context.Background(), agent.StartOptions{Ephemeral: true, ThreadSource: "thread_title", NoTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := l.Thread
+	schema := []byte(`{"type":"object","properties":{"title":{"type":"string","minLength":1,"maxLength":36}},"required":["title"],"additionalProperties":false}`)
+	h.submit(th, agent.UserInput{Input: text("title this"), OutputSchema: schema})
+	evs := until(t, th, isTurnCompleted)
+	first := m.request(t)
+	if len(first.Tools) != 0 {
+		t.Fatalf("offered %d tools", len(first.Tools))
+	}
+	if first.Text == nil || first.Text.Format == nil || string(first.Text.Format.Schema) != string(schema) {
+		t.Fatalf("schema not sent: %+v", first.Text)
+	}
+	if n := len(itemsCompleted[*agent.CommandExecution](evs)) + len(itemsCompleted[*agent.FileChange](evs)); n != 0 {
+		t.Fatalf("a tool ran: %s", describe(evs))
+	}
+	for _, f := range []string{"ran", "patched"} {
+		if _, err := os.Stat(filepath.Join(h.dir, f)); err == nil {
+			t.Fatalf("%s exists", f)
+		}
+	}
+	if out := lastOutput(t, m.request(t), "call_1"); out != "unsupported call: exec_command" {
+		t.Fatalf("model got %q", out)
+	}
+	third := m.request(t)
+	if out := lastOutput(t, third, "call_2"); out != "unsupported call: apply_patch" {
+		t.Fatalf("model got %q", out)
+	}
+	if len(third.Tools) != 0 {
+		t.Fatal("tools offered on a later request")
+	}
+	h.submit(th, agent.UserInput{Input: text("again")})
+	until(t, th, isTurnCompleted)
+	if r := m.request(t); len(r.Tools) != 0 {
+		t.Fatal("tools offered on the next turn")
+	}
+
+	other := h.start(agent.Overrides{})
+	h.submit(other, agent.UserInput{Input: text("tools?")})
+	until(t, other, isTurnCompleted)
+	if r := m.request(t); len(r.Tools) == 0 {
+		t.Fatal("a regular thread was offered no tools")
 	}
 }

@@ -169,11 +169,17 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 			t.mu.Unlock()
 			return agent.TurnStatusCompleted, nil
 		}
-		for _, call := range res.calls {
+		for i, call := range res.calls {
 			out := tr.runTool(call)
 			if tr.ctx.Err() != nil {
-				// Keep the history well-formed: every call has an output.
-				t.appendHistory(tr.id, abortedOutput(call))
+				// Keep the history well-formed: every call has an output,
+				// the ones that never ran too (the Responses API refuses a
+				// function_call without one).
+				aborted := make([]prompt.Item, 0, len(res.calls)-i)
+				for _, c := range res.calls[i:] {
+					aborted = append(aborted, abortedOutput(c))
+				}
+				t.appendHistory(tr.id, aborted...)
 				return agent.TurnStatusInterrupted, nil
 			}
 			t.appendHistory(tr.id, out)

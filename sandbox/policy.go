@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,50 +104,86 @@ func within(path, dir string) bool {
 // workspace-write the extra roots, the cwd, /tmp if it is a directory, and
 // $TMPDIR, in Codex's order and unless excluded.
 func (p Policy) ResolveWritableRoots(getenv func(string) string) []WritableRoot {
+	return p.ResolveWritableRootsOn(Host{Getenv: getenv})
+}
+
+// Host is the machine whose filesystem and environment writable roots are
+// resolved on: the one that runs the commands, which need not be this one
+// (a remote exec-server). Nil fields are this machine's.
+type Host struct {
+	// Getenv reads the commands' environment ($TMPDIR).
+	Getenv func(key string) string
+	// Stat reports the type of what path leads to, symlinks followed:
+	// fs.ModeDir for a directory, 0 for a regular file, another type bit
+	// for anything else.
+	Stat func(path string) (fs.FileMode, error)
+	// ReadFile reads a file (the gitdir pointer of a worktree's .git).
+	ReadFile func(path string) ([]byte, error)
+}
+
+func (h Host) orLocal() Host {
+	if h.Getenv == nil {
+		h.Getenv = os.Getenv
+	}
+	if h.Stat == nil {
+		h.Stat = func(path string) (fs.FileMode, error) {
+			info, err := os.Stat(path)
+			if err != nil {
+				return 0, err
+			}
+			return info.Mode().Type(), nil
+		}
+	}
+	if h.ReadFile == nil {
+		h.ReadFile = os.ReadFile
+	}
+	return h
+}
+
+// ResolveWritableRootsOn is ResolveWritableRoots evaluated on h.
+func (p Policy) ResolveWritableRootsOn(h Host) []WritableRoot {
 	if p.Mode != WorkspaceWrite {
 		return nil
 	}
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	h = h.orLocal()
 	var roots []string
 	roots = append(roots, p.WritableRoots...)
 	roots = append(roots, p.Cwd)
 	if !p.ExcludeSlashTmp {
-		if info, err := os.Stat("/tmp"); err == nil && info.IsDir() {
+		if m, err := h.Stat("/tmp"); err == nil && m.IsDir() {
 			roots = append(roots, "/tmp")
 		}
 	}
-	if tmp := getenv("TMPDIR"); !p.ExcludeTmpdirEnvVar && tmp != "" && filepath.IsAbs(tmp) {
+	if tmp := h.Getenv("TMPDIR"); !p.ExcludeTmpdirEnvVar && tmp != "" && filepath.IsAbs(tmp) {
 		roots = append(roots, tmp)
 	}
 	cwd := filepath.Clean(p.Cwd)
 	out := make([]WritableRoot, 0, len(roots))
 	for _, r := range roots {
 		r = filepath.Clean(r)
-		out = append(out, WritableRoot{Root: r, ReadOnlySubpaths: readOnlySubpaths(r, r == cwd)})
+		out = append(out, WritableRoot{Root: r, ReadOnlySubpaths: readOnlySubpaths(h, r, r == cwd)})
 	}
 	return out
 }
 
 // readOnlySubpaths is Codex's default_read_only_subpaths_for_writable_root.
-func readOnlySubpaths(root string, isCwd bool) []string {
+func readOnlySubpaths(h Host, root string, isCwd bool) []string {
 	var out []string
 	dotGit := filepath.Join(root, ".git")
-	if info, err := os.Stat(dotGit); err == nil {
-		if info.Mode().IsRegular() {
-			if gitdir := gitdirFromFile(dotGit); gitdir != "" {
+	if m, err := h.Stat(dotGit); err == nil {
+		if m.IsRegular() {
+			if gitdir := gitdirFromFile(h, dotGit); gitdir != "" {
 				out = append(out, gitdir)
 			}
 		}
-		if info.IsDir() || info.Mode().IsRegular() {
+		if m.IsDir() || m.IsRegular() {
 			out = append(out, dotGit)
 		}
 	}
-	if isDir(filepath.Join(root, ".agents")) {
+	if isDir(h, filepath.Join(root, ".agents")) {
 		out = append(out, filepath.Join(root, ".agents"))
 	}
-	if dotCodex := filepath.Join(root, ".codex"); isCwd || isDir(dotCodex) {
+	if dotCodex := filepath.Join(root, ".codex"); isCwd || isDir(h, dotCodex) {
 		out = append(out, dotCodex)
 	}
 	return out
@@ -154,8 +191,8 @@ func readOnlySubpaths(root string, isCwd bool) []string {
 
 // gitdirFromFile resolves the "gitdir: PATH" of a worktree's or
 // submodule's .git file, or returns "".
-func gitdirFromFile(dotGit string) string {
-	data, err := os.ReadFile(dotGit)
+func gitdirFromFile(h Host, dotGit string) string {
+	data, err := h.ReadFile(dotGit)
 	if err != nil {
 		return ""
 	}
@@ -167,15 +204,15 @@ func gitdirFromFile(dotGit string) string {
 	if !filepath.IsAbs(raw) {
 		raw = filepath.Join(filepath.Dir(dotGit), raw)
 	}
-	if _, err := os.Stat(raw); err != nil {
+	if _, err := h.Stat(raw); err != nil {
 		return ""
 	}
 	return filepath.Clean(raw)
 }
 
-func isDir(p string) bool {
-	info, err := os.Stat(p)
-	return err == nil && info.IsDir()
+func isDir(h Host, p string) bool {
+	m, err := h.Stat(p)
+	return err == nil && m.IsDir()
 }
 
 func encodePolicy(p Policy) (string, error) {

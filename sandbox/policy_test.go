@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -97,6 +98,47 @@ func TestResolveWritableRoots(t *testing.T) {
 	}
 	if roots := (Policy{Mode: ReadOnly}).ResolveWritableRoots(nil); roots != nil {
 		t.Fatalf("read-only roots: %+v", roots)
+	}
+}
+
+// TestResolveWritableRootsOnAnotherHost: the roots are resolved with the
+// host's view (a remote exec-server's filesystem and the commands'
+// environment), not this machine's.
+func TestResolveWritableRootsOnAnotherHost(t *testing.T) {
+	files := map[string]fs.FileMode{
+		"/ws":              fs.ModeDir,
+		"/ws/.git":         0, // a worktree's .git file
+		"/repo/.git/wt/ws": fs.ModeDir,
+		"/extra":           fs.ModeDir,
+		"/extra/.agents":   fs.ModeDir,
+	}
+	h := Host{
+		Getenv: func(k string) string { return map[string]string{"TMPDIR": "/var/tmp/x"}[k] },
+		Stat: func(p string) (fs.FileMode, error) {
+			if m, ok := files[p]; ok {
+				return m, nil
+			}
+			return 0, fs.ErrNotExist
+		},
+		ReadFile: func(p string) ([]byte, error) {
+			if p == "/ws/.git" {
+				return []byte("gitdir: /repo/.git/wt/ws\n"), nil
+			}
+			return nil, fs.ErrNotExist
+		},
+	}
+	p := Policy{Mode: WorkspaceWrite, Cwd: "/ws", WritableRoots: []string{"/extra"}}
+	got := p.ResolveWritableRootsOn(h)
+	want := []WritableRoot{
+		{Root: "/extra", ReadOnlySubpaths: []string{"/extra/.agents"}},
+		{Root: "/ws", ReadOnlySubpaths: []string{"/repo/.git/wt/ws", "/ws/.git", "/ws/.codex"}},
+		{Root: "/var/tmp/x"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	if got[1].IsPathWritable("/ws/.git") || got[1].IsPathWritable("/ws/.codex/x") || !got[1].IsPathWritable("/ws/src/x") {
+		t.Fatal("IsPathWritable")
 	}
 }
 
