@@ -297,9 +297,11 @@ func (m *Manager) KillAll() {
 	// by a new group leader (of another session, even), so the group is not
 	// signalled as a whole: only members other than a leader are killed,
 	// one by one.
+	groups := make(map[int]struct{}, len(retained))
 	for _, p := range retained {
-		killGroupMembers(p.pid)
+		groups[p.pid] = struct{}{}
 	}
+	killGroupMembers(groups)
 
 	grace := time.NewTimer(m.cfg.KillGrace)
 	defer grace.Stop()

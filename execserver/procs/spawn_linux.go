@@ -261,18 +261,24 @@ func waitExit(pid int) (int, error) {
 	return -1, nil
 }
 
-// killGroupMembers SIGKILLs the processes of process group pgid other than
-// one whose pid is pgid itself: after the leader was reaped, a process with
-// that pid is a stranger who reused it, while the members it left behind
-// still carry the old group id.
-func killGroupMembers(pgid int) {
+// killGroupMembers SIGKILLs the processes of the process groups pgids
+// other than each group's leader (pid == pgid): after a leader was reaped, a
+// process with that pid is a stranger who reused it, while the members it
+// left behind still carry the old group id. /proc is read once, however
+// many groups there are: a session that ran thousands of commands keeps
+// them all for the closed-process TTL, and scanning the machine's process
+// table once per group cost seconds of CPU at teardown.
+func killGroupMembers(pgids map[int]struct{}) {
+	if len(pgids) == 0 {
+		return
+	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -289,8 +295,10 @@ func killGroupMembers(pgid int) {
 		if len(f) < 3 {
 			continue
 		}
-		if pgrp, err := strconv.Atoi(f[2]); err == nil && pgrp == pgid {
-			_ = unix.Kill(pid, unix.SIGKILL)
+		if pgrp, err := strconv.Atoi(f[2]); err == nil && pgrp != pid {
+			if _, ok := pgids[pgrp]; ok {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
 		}
 	}
 }
