@@ -91,6 +91,7 @@ type subject struct {
 type figures struct {
 	startFresh, startUsed []time.Duration
 	rssInit, rssThreads   int64
+	anonInit              int64
 	latency               []time.Duration
 	fanRate               float64
 	fanNotes              int64
@@ -167,10 +168,10 @@ func run(o options) int {
 	// change in the machine's speed falls on both.
 	for rep := 0; rep < o.reps; rep++ {
 		step(fmt.Sprintf("start-up %d/%d", rep+1, o.reps), func(s subject, r *figures) error {
-			d, rss, err := startup(s, mockURL, "")
+			d, rss, anon, err := startup(s, mockURL, "")
 			r.startFresh = append(r.startFresh, d)
 			if rep == 0 || rss < r.rssInit {
-				r.rssInit = rss
+				r.rssInit, r.anonInit = rss, anon
 			}
 			return err
 		})
@@ -183,13 +184,13 @@ func run(o options) int {
 		}
 		defer os.RemoveAll(h)
 		homes[i] = h
-		if _, _, err := startup(s, mockURL, h); err != nil { // warm the home
+		if _, _, _, err := startup(s, mockURL, h); err != nil { // warm the home
 			fatalf("%s: %v", s.name, err)
 		}
 	}
 	for rep := 0; rep < o.reps; rep++ {
 		for i, s := range subjects {
-			d, _, err := startup(s, mockURL, homes[i])
+			d, _, _, err := startup(s, mockURL, homes[i])
 			if err != nil {
 				fatalf("%s: %v", s.name, err)
 			}
@@ -217,13 +218,13 @@ func run(o options) int {
 }
 
 // startup starts the server over stdio, times process start → initialize
-// response, and reads its RSS once initialized (after a short settle).
-// home "" means a fresh CODEX_HOME.
-func startup(s subject, mockURL, home string) (time.Duration, int64, error) {
+// response, and reads its RSS (and the anonymous part of it) once
+// initialized, after a short settle. home "" means a fresh CODEX_HOME.
+func startup(s subject, mockURL, home string) (time.Duration, int64, int64, error) {
 	if home == "" {
 		h, err := newHome(mockURL)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		defer os.RemoveAll(h)
 		home = h
@@ -231,15 +232,16 @@ func startup(s subject, mockURL, home string) (time.Duration, int64, error) {
 	t0 := time.Now()
 	srv, err := start(s.name, s.argv(""), home)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer srv.stop()
 	if _, err := srv.call(1, "initialize", initialize); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	d := time.Since(t0)
 	time.Sleep(300 * time.Millisecond) // let start-up work that follows the answer settle
-	return d, groupRSSKiB(srv.cmd.Process.Pid), nil
+	pid := srv.cmd.Process.Pid
+	return d, groupRSSKiB(pid), groupKiB(pid, "RssAnon:"), nil
 }
 
 // loadThreads starts n threads (32 requests in flight) and reads the RSS.
@@ -479,6 +481,7 @@ func report(o options, subjects []subject, r []*figures) {
 	row("start → initialize answer, fresh CODEX_HOME, median (ms)", "≤ 0.2×", true, get(func(x *figures) float64 { return msf(median(x.startFresh)) })...)
 	row("start → initialize answer, used CODEX_HOME, median (ms)", "≤ 0.2×", true, get(func(x *figures) float64 { return msf(median(x.startUsed)) })...)
 	row("RSS after initialize (MiB)", "≤ 0.3×", true, get(func(x *figures) float64 { return float64(x.rssInit) / 1024 })...)
+	row("  of which anonymous (MiB)", "", true, get(func(x *figures) float64 { return float64(x.anonInit) / 1024 })...)
 	row(fmt.Sprintf("RSS with %d loaded threads (MiB)", o.threads), "≤ 0.3×", true, get(func(x *figures) float64 { return float64(x.rssThreads) / 1024 })...)
 	row("turn/start → turn/completed, median (ms)", "", true, get(func(x *figures) float64 { return msf(median(x.latency)) })...)
 	row("turn/start → turn/completed, p90 (ms)", "", true, get(func(x *figures) float64 { return msf(pct(x.latency, 0.9)) })...)

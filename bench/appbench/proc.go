@@ -172,13 +172,16 @@ func (s *server) call(id int, method, params string) (json.RawMessage, error) {
 const initialize = `{"clientInfo":{"name":"appbench","title":null,"version":"1.0"},"capabilities":{"experimentalApi":true}}`
 
 // rssKiB reads a process's resident set size.
-func rssKiB(pid int) int64 {
+func rssKiB(pid int) int64 { return statusKiB(pid, "VmRSS:") }
+
+// statusKiB reads a field of /proc/PID/status, in KiB.
+func statusKiB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return -1
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
+		if strings.HasPrefix(l, field) {
 			f := strings.Fields(l)
 			n, _ := strconv.ParseInt(f[1], 10, 64)
 			return n
@@ -189,12 +192,16 @@ func rssKiB(pid int) int64 {
 
 // groupRSSKiB is the RSS of a process and its descendants (Codex runs
 // helpers).
-func groupRSSKiB(pid int) int64 {
-	total := rssKiB(pid)
+func groupRSSKiB(pid int) int64 { return groupKiB(pid, "VmRSS:") }
+
+// groupKiB sums a /proc/PID/status field over a process and its
+// descendants.
+func groupKiB(pid int, field string) int64 {
+	total := statusKiB(pid, field)
 	kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
 	for _, k := range strings.Fields(string(kids)) {
 		if n, err := strconv.Atoi(k); err == nil {
-			total += groupRSSKiB(n)
+			total += groupKiB(n, field)
 		}
 	}
 	return total
