@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -258,4 +261,80 @@ func marked(t *testing.T, mark string) []string {
 		out = append(out, e.Name()+" "+strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " "))
 	}
 	return out
+}
+
+func execFlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.Bool("json", false, "")
+	fs.String("o", "", "")
+	var cf coreFlags
+	cf.register(fs, true)
+	return fs
+}
+
+func TestInterspersed(t *testing.T) {
+	cases := []struct{ in, want []string }{
+		{[]string{"hi"}, []string{"--", "hi"}},
+		{[]string{"hi", "--json", "-m", "gpt", "-c", "a=1"}, []string{"--json", "-m", "gpt", "-c", "a=1", "--", "hi"}},
+		{[]string{"--model-provider=mock", "hi", "-o", "f"}, []string{"--model-provider=mock", "-o", "f", "--", "hi"}},
+		{[]string{"-", "--json"}, []string{"--json", "--", "-"}},
+		{[]string{"--json", "--", "-not-a-flag"}, []string{"--json", "--", "-not-a-flag"}},
+		{[]string{"--json"}, []string{"--json"}},
+		{[]string{"-m"}, []string{"-m"}},
+		{[]string{"--bogus", "hi"}, []string{"--bogus", "--", "hi"}},
+	}
+	for _, tc := range cases {
+		if got := interspersed(execFlagSet(), tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("interspersed(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzInterspersed: reordering loses, adds and invents nothing (but one
+// "--"), keeps the arguments in their order, and parses as the flags.
+func FuzzInterspersed(f *testing.F) {
+	f.Add("hi\x00--json\x00-m\x00gpt")
+	f.Add("--\x00-x\x00--json")
+	f.Add("-c\x00k=v\x00-\x00-o")
+	f.Fuzz(func(t *testing.T, joined string) {
+		in := strings.Split(joined, "\x00")
+		out := interspersed(execFlagSet(), in)
+		a, b := slices.Clone(in), slices.Clone(out)
+		if len(b) == len(a)+1 {
+			i := slices.Index(b, "--")
+			if i < 0 {
+				t.Fatalf("%q -> %q: an argument appeared", in, out)
+			}
+			b = slices.Delete(b, i, i+1)
+		}
+		slices.Sort(a)
+		slices.Sort(b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("%q -> %q: not the same arguments", in, out)
+		}
+		fs := execFlagSet()
+		fs.SetOutput(io.Discard)
+		if fs.Parse(out) == nil {
+			// What the flags left is the input's positional arguments
+			// (those before a "--", then all after it), in order.
+			var pos []string
+			for i := 0; i < len(in); i++ {
+				if in[i] == "--" {
+					pos = append(pos, in[i+1:]...)
+					break
+				}
+				if strings.HasPrefix(in[i], "-") && len(in[i]) > 1 {
+					name := strings.TrimLeft(in[i], "-")
+					if fl := fs.Lookup(name); fl != nil && !isBoolFlag(fl) && !strings.Contains(name, "=") {
+						i++
+					}
+					continue
+				}
+				pos = append(pos, in[i])
+			}
+			if !slices.Equal(fs.Args(), pos) && !(len(pos) == 0 && len(fs.Args()) == 0) {
+				t.Fatalf("%q -> %q: arguments %q, want %q", in, out, fs.Args(), pos)
+			}
+		}
+	})
 }
