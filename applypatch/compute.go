@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // FS is the filesystem a patch is computed against and applied to. The core
@@ -117,6 +118,9 @@ func ResolvePath(cwd, p string) string {
 type overlay struct {
 	fs    FS
 	files map[string]*string // nil: removed by an earlier hunk
+	// dirs are the directories that writing the files above creates (or
+	// needs): a later hunk may not turn one into a file.
+	dirs map[string]bool
 }
 
 // read returns a path's text. The error is already Codex's message.
@@ -145,8 +149,15 @@ func (o *overlay) read(ctx context.Context, path, context string) (string, error
 }
 
 // peek returns a path's text if it is a readable file, for the contents an
-// add or move overwrites.
+// add or move overwrites. It refuses a path that cannot be written as a
+// file: a directory, or one under a file.
 func (o *overlay) peek(ctx context.Context, path string) (*string, error) {
+	if err := o.checkParents(ctx, path); err != nil {
+		return nil, err
+	}
+	if o.dirs[path] {
+		return nil, writeVerifyError(path, syscall.EISDIR)
+	}
 	if s, ok := o.files[path]; ok {
 		return s, nil
 	}
@@ -155,7 +166,7 @@ func (o *overlay) peek(ctx context.Context, path string) (*string, error) {
 		return nil, nil
 	}
 	if err == nil && info.IsDir {
-		return nil, &VerifyError{Path: path, Message: fmt.Sprintf("Failed to write file %s: Is a directory (os error 21)", path)}
+		return nil, writeVerifyError(path, syscall.EISDIR)
 	}
 	data, err := o.fs.ReadFile(ctx, path)
 	if err != nil || utf8Problem(data) != "" {
@@ -163,6 +174,50 @@ func (o *overlay) peek(ctx context.Context, path string) (*string, error) {
 	}
 	s := string(data)
 	return &s, nil
+}
+
+// checkParents refuses a path whose writing would fail on an ancestor that
+// is a file, on disk or as an earlier hunk leaves it. Apply writes in patch
+// order, so without this check the hunks before it would already be written
+// when the write failed. An ancestor that an earlier hunk removed, or that
+// is missing, will be created; the nearest one that exists decides.
+func (o *overlay) checkParents(ctx context.Context, path string) error {
+	for dir := filepath.Dir(path); !o.dirs[dir]; dir = filepath.Dir(dir) {
+		if s, ok := o.files[dir]; ok {
+			if s != nil {
+				return writeVerifyError(path, syscall.ENOTDIR)
+			}
+		} else {
+			// Missing, or unreadable (ENOTDIR, maybe only as text from a
+			// remote FS): the answer is further up, where a path exists.
+			if info, err := o.fs.Stat(ctx, dir); err == nil {
+				if info.IsDir {
+					return nil
+				}
+				return writeVerifyError(path, syscall.ENOTDIR)
+			}
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// wrote records that path will be a file, and so its ancestors directories.
+func (o *overlay) wrote(path string, content *string) {
+	o.files[path] = content
+	for dir := filepath.Dir(path); !o.dirs[dir]; dir = filepath.Dir(dir) {
+		o.dirs[dir] = true
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+}
+
+// writeVerifyError is the error Apply would meet writing path.
+func writeVerifyError(path string, errno syscall.Errno) *VerifyError {
+	return &VerifyError{Path: path, Message: "Failed to write file " + path + ": " + ioMessage(errno), Err: errno}
 }
 
 // Compute verifies p against the files under cwd (an absolute directory)
@@ -174,7 +229,7 @@ func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) 
 	}
 	cwd = filepath.Clean(cwd)
 	plan := &Plan{Cwd: cwd, Patch: p.Text}
-	o := &overlay{fs: fsys, files: map[string]*string{}}
+	o := &overlay{fs: fsys, files: map[string]*string{}, dirs: map[string]bool{}}
 	for _, h := range p.Hunks {
 		path := ResolvePath(cwd, h.Path)
 		c := Change{Kind: h.Kind, Path: path, display: h.Path}
@@ -188,7 +243,7 @@ func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) 
 				c.OldContent, c.Overwrites = *old, true
 			}
 			c.NewContent = h.Contents
-			o.files[path] = &c.NewContent
+			o.wrote(path, &c.NewContent)
 		case KindDelete:
 			old, err := o.read(ctx, path, "Failed to read "+path)
 			if err != nil {
@@ -217,7 +272,7 @@ func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) 
 				}
 				c.OverwrittenMove = prev
 				o.files[path] = nil
-				o.files[c.MovePath] = &c.NewContent
+				o.wrote(c.MovePath, &c.NewContent)
 			} else {
 				o.files[path] = &c.NewContent
 			}

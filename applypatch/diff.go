@@ -221,19 +221,19 @@ func groupOps(ops []diffOp, n int) [][]diffOp {
 	}
 	ops = append([]diffOp(nil), ops...)
 	if o := &ops[0]; o.tag == opEqual {
-		o.i1, o.j1 = maxInt(o.i1, o.i2-n), maxInt(o.j1, o.j2-n)
+		o.i1, o.j1 = max(o.i1, o.i2-n), max(o.j1, o.j2-n)
 	}
 	if o := &ops[len(ops)-1]; o.tag == opEqual {
-		o.i2, o.j2 = minInt(o.i2, o.i1+n), minInt(o.j2, o.j1+n)
+		o.i2, o.j2 = min(o.i2, o.i1+n), min(o.j2, o.j1+n)
 	}
 	var groups [][]diffOp
 	var g []diffOp
 	for _, o := range ops {
 		if o.tag == opEqual && o.i2-o.i1 > 2*n {
-			g = append(g, diffOp{opEqual, o.i1, minInt(o.i2, o.i1+n), o.j1, minInt(o.j2, o.j1+n)})
+			g = append(g, diffOp{opEqual, o.i1, min(o.i2, o.i1+n), o.j1, min(o.j2, o.j1+n)})
 			groups = append(groups, g)
 			g = nil
-			o.i1, o.j1 = maxInt(o.i1, o.i2-n), maxInt(o.j1, o.j2-n)
+			o.i1, o.j1 = max(o.i1, o.i2-n), max(o.j1, o.j2-n)
 		}
 		g = append(g, o)
 	}
@@ -252,18 +252,4 @@ func groupOps(ops []diffOp, n int) [][]diffOp {
 		groups[gi] = kept
 	}
 	return groups
-}
-
-func minInt(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }

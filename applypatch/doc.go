@@ -31,7 +31,8 @@
 //     changed, so a later hunk sees an earlier one's result exactly as
 //     applying them in order would. Anything that cannot be applied (a
 //     context that is not found, a file that does not exist, a directory
-//     where a file should be) is reported here, before any write.
+//     where a file should be, a file where a directory must be) is reported
+//     here, before any write.
 //  3. [Plan.Apply] writes the verified changes in patch order. A write that
 //     fails midway (the disk, a permission, a race with another writer)
 //     returns a *[WriteError] naming the files already written.

@@ -61,7 +61,8 @@ type Chunk struct {
 type Patch struct {
 	Hunks []Hunk
 	// Text is the patch as a standalone apply_patch argument: trimmed,
-	// without a heredoc wrapper, lines joined with "\n".
+	// without a heredoc wrapper, lines joined with "\n" (CRLF endings become
+	// LF), so that it parses back to the same hunks.
 	Text string
 }
 
@@ -119,7 +120,7 @@ func Parse(text string) (*Patch, error) {
 		}
 		lines = inner
 	}
-	p := &Patch{Text: strings.Join(lines, "\n")}
+	p := &Patch{Text: joinLines(lines)}
 	lineNumber := 2
 	for len(body) > 0 {
 		h, n, err := parseHunk(body, lineNumber)
@@ -131,6 +132,23 @@ func Parse(text string) (*Patch, error) {
 		body = body[n:]
 	}
 	return p, nil
+}
+
+// joinLines undoes splitLines with "\n" endings. A line that still ends in
+// "\r" had "\r\r\n" and lost one "\r": it gets it back, or the text would
+// parse to a line without its own "\r".
+func joinLines(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		b.WriteString(l)
+		if i < len(lines)-1 {
+			if strings.HasSuffix(l, "\r") {
+				b.WriteByte('\r')
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // splitLines splits as Rust's str::lines: on "\n", dropping one "\r" before

@@ -167,3 +167,45 @@ func TestUnionsRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %+v %v", back, err)
 	}
 }
+
+// Every notification, server request and method codexd defines is one the
+// schema has.
+func TestDefinitionsAreInTheSchema(t *testing.T) {
+	in := func(list []string, name string) bool {
+		for _, m := range list {
+			if m == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, n := range []string{ThreadStarted.Name(), ThreadStatusChanged.Name(), ThreadArchived.Name(), ThreadUnarchived.Name(),
+		ThreadClosed.Name(), ThreadNameUpdated.Name(), ThreadSettingsUpdated.Name(), ThreadTokenUsageUpdated.Name(),
+		TurnStarted.Name(), TurnCompletedN.Name(), ItemStarted.Name(), ItemCompleted.Name(), AgentMessageDelta.Name(),
+		CommandOutputDelta.Name(), ReasoningSummaryTextDelta.Name(), ReasoningSummaryPartAdded.Name(), ReasoningTextDelta.Name(),
+		TurnPlanUpdated.Name(), TurnDiffUpdated.Name(), Error.Name(), Warning.Name(), ServerRequestResolved.Name(),
+		CommandExecOutputDelta.Name()} {
+		if !in(ServerNotificationMethods, n) {
+			t.Errorf("notification %s is not in the schema", n)
+		}
+	}
+	for _, n := range []string{CommandExecutionRequestApproval.Name(), FileChangeRequestApproval.Name(), ToolRequestUserInput.Name()} {
+		if !in(ServerRequestMethods, n) {
+			t.Errorf("server request %s is not in the schema", n)
+		}
+	}
+	for _, n := range []string{MethodInitialize, MethodThreadStart, MethodThreadResume, MethodThreadFork, MethodThreadRead,
+		MethodThreadList, MethodThreadLoadedList, MethodThreadTurnsList, MethodThreadUnsubscribe, MethodThreadArchive,
+		MethodThreadUnarchive, MethodThreadNameSet, MethodThreadSettingsUpdate, MethodTurnStart, MethodTurnSteer,
+		MethodTurnInterrupt, MethodModelList, MethodAccountRead, MethodConfigRead, MethodConfigRequirementsRead,
+		MethodSkillsList, MethodPermissionProfileList, MethodCollaborationModeList, MethodCommandExec, MethodCommandExecWrite,
+		MethodCommandExecTerminate, MethodCommandExecResize, MethodFsReadFile, MethodFsWriteFile, MethodFsCreateDirectory,
+		MethodFsGetMetadata, MethodFsReadDirectory, MethodFsRemove, MethodFsCopy} {
+		if !IsClientMethod(n) {
+			t.Errorf("method %s is not Codex's", n)
+		}
+	}
+	if !in(ClientNotificationMethods, MethodInitialized) {
+		t.Error("initialized")
+	}
+}

@@ -243,3 +243,27 @@ func TestPatchAndUserInputRequests(t *testing.T) {
 	_ = msg
 	c.note("turn/completed")
 }
+
+// A client that resumes a thread with a pending approval gets it too,
+// under its own id, and may answer it.
+func TestResumeReplaysPendingApproval(t *testing.T) {
+	e := newEnv(t, agenttest.Options{Turn: agenttest.ExecScript("call_1", "echo x")}, Config{})
+	a, b := e.dial("a"), e.dial("b")
+	a.initialize(nil)
+	b.initialize(nil)
+	thread := a.startThread(nil)
+	a.startTurn(thread, "run")
+	a.serverRequest(approvalMethod)
+	b.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
+	req := b.serverRequest(approvalMethod)
+	if string(req.ID) != "0" || req.str(t, "/itemId") != "call_1" {
+		t.Fatalf("replayed: %s", req)
+	}
+	b.send(`{"id":0,"result":{"decision":"accept"}}`)
+	a.note("serverRequest/resolved")
+	b.note("serverRequest/resolved")
+	b.note("turn/completed")
+	if ds := e.core.Thread(thread).Decisions(); len(ds) != 1 || ds[0].(agent.ExecDecision).Decision != agent.Accept {
+		t.Fatalf("decisions %+v", ds)
+	}
+}

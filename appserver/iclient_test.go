@@ -102,6 +102,7 @@ func (ic *iclient) next(what string, match func(*wmsg) bool) *wmsg {
 		ic.mu.Unlock()
 		select {
 		case <-ic.changed:
+			deadline.Reset(wait)
 		case <-deadline.C:
 			ic.t.Fatalf("%s: timed out waiting for %s", ic.name, what)
 		}

@@ -1,6 +1,7 @@
 package appserver
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -110,6 +111,7 @@ type sessionState struct {
 	execs  map[string]*execProc
 	procs  *procs.Manager
 	closed bool
+	slow   bool // disconnected for not reading
 }
 
 func newSession(srv *Server, id uint64, out peer) *session {
@@ -174,6 +176,10 @@ func (s *session) send(n *note) {
 		return
 	}
 	if err := s.out.notify(n); err != nil {
+		if errors.Is(err, jsonrpc.ErrSlowPeer) {
+			s.slowPeer()
+			return
+		}
 		s.srv.log.Debug("app-server: notification not sent", "method", n.method, "err", err)
 	}
 }
@@ -285,6 +291,19 @@ func (s *session) close() {
 		pm.Close()
 	}
 	s.srv.removeSession(s)
+}
+
+// slowPeer logs, once, that the connection is being closed for not
+// reading what it subscribed to.
+func (s *session) slowPeer() {
+	s.mu.Lock()
+	first := !s.st.slow
+	s.st.slow = true
+	name := s.st.clientName
+	s.mu.Unlock()
+	if first {
+		s.srv.log.Warn("app-server: disconnecting a client too slow to read", "client", name)
+	}
 }
 
 func (s *session) clientName() string {

@@ -1,12 +1,14 @@
 package appserver
 
 import (
+	"errors"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/appproto"
+	"github.com/codexd/codexd/jsonrpc"
 )
 
 // thread is a loaded thread: the core's Thread, the state clients can
@@ -347,7 +349,9 @@ func (o *outbox) flush() {
 		case it.note != nil:
 			it.sess.send(it.note)
 		case it.req != nil:
-			if err := it.sess.out.request(it.rid, it.req); err != nil {
+			if err := it.sess.out.request(it.rid, it.req); errors.Is(err, jsonrpc.ErrSlowPeer) {
+				it.sess.slowPeer()
+			} else if err != nil {
 				it.sess.srv.log.Debug("app-server: server request not sent", "method", it.req.method, "err", err)
 			}
 		}

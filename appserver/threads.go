@@ -47,13 +47,15 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	}
 	t.subscribeLocked(c.sess)
 	resp := t.startResponseLocked(false)
-	// The answer goes first, then every connection learns of the thread.
+	// The answer goes first, then every connection learns of the thread,
+	// still under the thread's lock: no event of the thread can precede
+	// its thread/started.
 	c.respond(resp, nil)
 	started := newNote(appproto.ThreadStarted.Name(), appproto.ThreadStartedNotification{Thread: t.wireLocked(false)})
-	t.mu.Unlock()
 	for _, sess := range s.initializedSessions() {
 		sess.send(started)
 	}
+	t.mu.Unlock()
 	return resp, errDeferred
 }
 
@@ -170,10 +172,10 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 	resp := t.startResponseLocked(!p.ExcludeTurns)
 	c.respond(resp, nil)
 	started := newNote(appproto.ThreadStarted.Name(), appproto.ThreadStartedNotification{Thread: t.wireLocked(false)})
-	t.mu.Unlock()
 	for _, sess := range s.initializedSessions() {
 		sess.send(started)
 	}
+	t.mu.Unlock()
 	return resp, errDeferred
 }
 

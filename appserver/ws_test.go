@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -89,6 +90,7 @@ func (f closerFunc) Close() error { return f() }
 func TestWebSocketSlowClientDisconnected(t *testing.T) {
 	const deltas, size, rcvbuf = 400, 16 << 10, 64 << 10
 	chunk := strings.Repeat("x", size)
+	cut := make(chan struct{}, 1)
 	// The script goes at the pace of the client that reads (one delta per
 	// ack), so that only the one that stops reading falls behind.
 	ack := make(chan struct{})
@@ -105,7 +107,7 @@ func TestWebSocketSlowClientDisconnected(t *testing.T) {
 			}
 		}
 		tn.Emit(agent.ItemCompleted{Item: &agent.AgentMessage{ID: "big", Text: "done"}})
-	}}, Config{MaxQueuedBytes: 256 << 10})
+	}}, Config{MaxQueuedBytes: 256 << 10, Logger: slog.New(cutSignal{cut})})
 	url := e.listen(rpcserve.Options{AuthToken: "secret"})
 	httpURL := "http" + strings.TrimPrefix(url, "ws")
 	for _, path := range []string{"/readyz", "/healthz"} {
@@ -138,19 +140,29 @@ func TestWebSocketSlowClientDisconnected(t *testing.T) {
 	slow.requestID("99", appproto.MethodTurnStart, map[string]any{"threadId": thread, "input": text("big")})
 	// Past this many deltas the slow client's kernel buffers (its receive
 	// buffer, twice rcvbuf, and our send buffer, at most wmem_max) and its
-	// outbound queue are full, so it has been cut. It then reads again, as
-	// a client that was slow, not dead, would: it must find the close frame
-	// after what the kernel held.
-	cut := (2*rcvbuf + sysctlInt(t, "/proc/sys/net/ipv4/tcp_wmem", 2) + 256<<10 + 64<<10) / size
-	if cut+50 > deltas {
-		t.Skipf("this machine's socket buffers (%d deltas' worth) exceed the test's stream", cut)
+	// outbound queue are full, so it is cut on the way.
+	bound := (2*rcvbuf + sysctlInt(t, "/proc/sys/net/ipv4/tcp_wmem", 2) + 256<<10 + 64<<10) / size
+	if bound+50 > deltas {
+		t.Skipf("this machine's socket buffers (%d deltas' worth) exceed the test's stream", bound)
 	}
 	var resume func()
 	for i := 0; i < deltas; i++ {
 		fast.note("item/agentMessage/delta")
-		if i == cut+20 {
+		select {
+		case <-cut:
+			// The server has just cut the slow client. It now reads again,
+			// as a client that was slow, not dead, would: it must find the
+			// close frame after what the kernel held.
+			// The server closes a connection whose close frame is not read
+			// within seconds; the slow client now drains what the kernel
+			// holds at once. Every notification it gets is the very bytes
+			// the fast client got and checked (one encoding for all).
+			slow.mu.Lock()
+			slow.unchecked = true
+			slow.mu.Unlock()
 			resume = slowReading
 			resume()
+		default:
 		}
 		ack <- struct{}{}
 	}
@@ -164,9 +176,28 @@ func TestWebSocketSlowClientDisconnected(t *testing.T) {
 	if !errors.As(slow.readErr, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "slow") {
 		t.Fatalf("slow client ended with %v", slow.readErr)
 	}
+	if resume == nil {
+		t.Fatalf("the slow client was not cut within %d deltas", deltas)
+	}
 	_ = slowWS
-	_ = resume
 }
+
+// cutSignal is a log handler that signals the server's warning that it is
+// disconnecting a client too slow to read.
+type cutSignal struct{ ch chan struct{} }
+
+func (c cutSignal) Enabled(context.Context, slog.Level) bool { return true }
+func (c cutSignal) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "too slow") {
+		select {
+		case c.ch <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (c cutSignal) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c cutSignal) WithGroup(string) slog.Handler      { return c }
 
 // sysctlInt reads field i of a sysctl file.
 func sysctlInt(t *testing.T, path string, i int) int {

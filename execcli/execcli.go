@@ -8,9 +8,12 @@
 // default) and talks to it over a socket pair, so the command runs through
 // the same protocol path as a remote one.
 //
-// The remote process gets the local environment (so PATH works) with the
-// --env overrides on top, and the local working directory unless --cwd is
-// given. Remote stdout and stderr go to local stdout and stderr. Local stdin
+// A remote server (--server) gets only PATH, TERM, LANG and LC_* of the
+// local environment, with the --env pairs on top: the rest (tokens, keys)
+// stays here unless --inherit-env says otherwise. Without --cwd the command
+// runs in the server's default directory (what it reported in initialize),
+// since a local path means nothing there. The embedded server is local:
+// its command gets the whole environment and the current directory. Remote stdout and stderr go to local stdout and stderr. Local stdin
 // is forwarded with process/write. The protocol has no way to close a remote
 // stdin: after local EOF a pipe command that reads stdin to its end (cat,
 // wc) never sees EOF; use --no-stdin to give it /dev/null instead. With
@@ -86,6 +89,7 @@ type config struct {
 	tty       bool
 	noStdin   bool
 	cwd       string
+	inherit   bool
 	env       map[string]string
 	argv      []string
 }
@@ -98,11 +102,12 @@ func parse(args []string, stderr io.Writer, environ []string) (*config, error) {
 	fs.StringVar(&cfg.tokenFile, "auth-token-file", "", "send the bearer token in `FILE` to the server")
 	fs.BoolVar(&cfg.tty, "tty", false, "run the command on a pseudo-terminal")
 	fs.BoolVar(&cfg.noStdin, "no-stdin", false, "give the command /dev/null as stdin instead of forwarding local stdin")
-	fs.StringVar(&cfg.cwd, "cwd", "", "working `DIR` of the command (default: the current directory)")
+	fs.StringVar(&cfg.cwd, "cwd", "", "working `DIR` of the command (default: the current directory; with --server, the server's)")
+	fs.BoolVar(&cfg.inherit, "inherit-env", false, "with --server, send the whole local environment (default: only PATH, TERM, LANG, LC_* and --env)")
 	var envs multiFlag
 	fs.Var(&envs, "env", "set `K=V` in the command's environment (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: codexd exec [--server URL] [--auth-token-file FILE] [--tty] [--cwd DIR] [--env K=V]... [--no-stdin] -- CMD [ARGS...]")
+		fmt.Fprintln(stderr, "usage: codexd exec [--server URL] [--auth-token-file FILE] [--tty] [--cwd DIR] [--env K=V]... [--inherit-env] [--no-stdin] -- CMD [ARGS...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -121,8 +126,9 @@ func parse(args []string, stderr io.Writer, environ []string) (*config, error) {
 		}
 	}
 	cfg.env = map[string]string{}
+	remote := cfg.server != ""
 	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" && (!remote || cfg.inherit || sentToRemote(k)) {
 			cfg.env[k] = v
 		}
 	}
@@ -133,19 +139,39 @@ func parse(args []string, stderr io.Writer, environ []string) (*config, error) {
 		}
 		cfg.env[k] = v
 	}
-	if cfg.cwd == "" {
+	switch {
+	case cfg.cwd == "" && remote:
+		// The server's default, once connected.
+	case cfg.cwd == "":
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil, fmt.Errorf("current directory: %v (use --cwd)", err)
 		}
 		cfg.cwd = wd
+	case remote:
+		// A path on the server: made absolute there, not against ours.
+		if !strings.HasPrefix(cfg.cwd, "/") && !strings.HasPrefix(strings.ToLower(cfg.cwd), "file:") {
+			return nil, fmt.Errorf("--cwd %q: with --server, give an absolute path on the server", cfg.cwd)
+		}
+	default:
+		abs, err := filepath.Abs(cfg.cwd)
+		if err != nil {
+			return nil, fmt.Errorf("--cwd: %v", err)
+		}
+		cfg.cwd = abs
 	}
-	abs, err := filepath.Abs(cfg.cwd)
-	if err != nil {
-		return nil, fmt.Errorf("--cwd: %v", err)
-	}
-	cfg.cwd = abs
 	return cfg, nil
+}
+
+// sentToRemote reports whether a local variable goes to a remote server
+// by default: what a command needs to find programs and to print as the
+// user's terminal expects, nothing that could be a secret.
+func sentToRemote(name string) bool {
+	switch name {
+	case "PATH", "TERM", "LANG":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
 }
 
 // errReported is an error already shown to the user.
@@ -210,6 +236,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan o
 	}
 	defer client.Close()
 
+	// An empty cwd is the server's default directory (execclient).
 	forwardStdin := stdin != nil && !cfg.noStdin
 	p, err := client.Start(ctx, execclient.StartOptions{
 		Argv: cfg.argv, Cwd: cfg.cwd, Env: cfg.env, TTY: cfg.tty, PipeStdin: forwardStdin,

@@ -156,6 +156,11 @@ func TestCwdAndEnv(t *testing.T) {
 	modes(t, func(t *testing.T, server []string) {
 		dir := t.TempDir()
 		t.Setenv("CODEXD_EXEC_INHERITED", "inherited")
+		if server != nil {
+			// A remote server gets the local environment only when asked
+			// (TestRemoteGetsNoLocalEnvironment).
+			server = append(server, "--inherit-env")
+		}
 		o := runSync(t, args(server, "--cwd", dir, "--env", "CODEXD_A=1", "--env", "CODEXD_B=x=y", "--",
 			"sh", "-c", `pwd; echo "$CODEXD_A $CODEXD_B $CODEXD_EXEC_INHERITED"`), nil)
 		if o.code != 0 || o.stdout != dir+"\n1 x=y inherited\n" {

@@ -9,14 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/codexd/codexd/execproto"
-	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -193,25 +190,25 @@ func URLDialer(url string, opts Options) (DialFunc, error) {
 	return nil, fmt.Errorf("execclient: server URL %q: unknown scheme %q (want ws, wss or unix)", url, scheme)
 }
 
-// NewInProcess connects to srv over a socket pair, serving the other end
-// with srv.ServeStream: the embedded default of `codexd exec`. Resuming works
-// as for a dialled server (each attempt makes a new socket pair). Close
-// waits for the serving goroutines; it does not close srv.
-func NewInProcess(ctx context.Context, srv *execserver.Server, opts Options) (*Client, error) {
+// StreamServer is what NewInProcess needs of an in-process exec-server:
+// *execserver.Server is one. The client knows its server only through this
+// interface, so that it builds wherever a client runs (macOS, Windows),
+// not only where the server does.
+type StreamServer interface {
+	// ServeStreamFrom serves one connection on stream until it ends.
+	ServeStreamFrom(stream jsonrpc.Stream, transport, peer string) error
+}
+
+// NewInProcess connects to srv over a socket pair (a pipe where there are
+// no Unix sockets), serving the other end with srv.ServeStreamFrom: the
+// embedded default of `codexd exec`. Resuming works as for a dialled
+// server (each attempt makes a new pair). Close waits for the serving
+// goroutines; it does not close srv.
+func NewInProcess(ctx context.Context, srv StreamServer, opts Options) (*Client, error) {
 	var serving sync.WaitGroup
 	dial := func(ctx context.Context) (jsonrpc.Stream, error) {
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		ours, theirs, err := connPair()
 		if err != nil {
-			return nil, fmt.Errorf("socketpair: %w", err)
-		}
-		ours, err := fileConn(fds[0], "execclient")
-		if err != nil {
-			syscall.Close(fds[1])
-			return nil, err
-		}
-		theirs, err := fileConn(fds[1], "execserver")
-		if err != nil {
-			ours.Close()
 			return nil, err
 		}
 		serving.Add(1)
@@ -227,16 +224,6 @@ func NewInProcess(ctx context.Context, srv *execserver.Server, opts Options) (*C
 		return nil, err
 	}
 	return c, nil
-}
-
-func fileConn(fd int, name string) (net.Conn, error) {
-	f := os.NewFile(uintptr(fd), name)
-	nc, err := net.FileConn(f) // dups fd
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("socketpair: %w", err)
-	}
-	return nc, nil
 }
 
 // Connect performs the handshake over a transport from dial and returns the

@@ -40,10 +40,11 @@
 //
 // # Boundaries
 //
-// The package must never import server internals: it speaks the protocol
-// through jsonrpc and execproto only. The single exception is
-// [NewInProcess], which needs *execserver.Server to serve the other end of
-// an in-process socket pair; it uses only the server's public ServeStreamFrom.
+// The package must never import the server: it speaks the protocol through
+// jsonrpc and execproto only, and builds wherever a client runs (Linux,
+// macOS, Windows). [NewInProcess] takes the server as a [StreamServer], an
+// interface *execserver.Server satisfies, and serves the other end of an
+// in-process socket pair with it.
 // The package must not grow policy of a particular front end (flags, exit
 // codes, terminal handling): that belongs to its callers, such as execcli.
 package execclient

@@ -201,11 +201,18 @@ func (c *connection) processStart(ctx context.Context, sess *session, p execprot
 	if err := checkSpawnable(sess, p); err != nil {
 		return execproto.ProcessStartResponse{}, err
 	}
+	cwdDir, err := c.srv.openCwd(p.ProcessID, cwd)
+	if err != nil {
+		return execproto.ProcessStartResponse{}, err
+	}
+	if cwdDir != nil {
+		defer cwdDir.Close()
+	}
 	env := p.Env
 	if p.EnvPolicy != nil {
 		env = buildEnv(*p.EnvPolicy, p.Env)
 	}
-	opts := procs.StartOptions{ID: p.ProcessID, Argv: p.Argv, Cwd: cwd, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin, Held: true}
+	opts := procs.StartOptions{ID: p.ProcessID, Argv: p.Argv, Cwd: cwd, CwdDir: cwdDir, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin, Held: true}
 	if p.Arg0 != nil {
 		opts.Arg0 = *p.Arg0
 	}
@@ -330,7 +337,7 @@ func (c *connection) fsConn() *fsops.ConnState {
 
 func (c *connection) registerFS(mux *jsonrpc.Mux) {
 	fs := c.srv.fs
-	fsMethod(c, mux, execproto.FsReadFile, fs.ReadFile)
+	c.registerReadFile(mux)
 	fsMethod(c, mux, execproto.FsWriteFile, fs.WriteFile)
 	fsMethod(c, mux, execproto.FsCreateDirectory, fs.CreateDirectory)
 	fsMethod(c, mux, execproto.FsGetMetadata, fs.GetMetadata)

@@ -55,6 +55,11 @@ type Config struct {
 	MaxMessage int64
 	// Limits bound the decoding of each message.
 	Limits jsonrpc.Limits
+	// MaxResponseBytes is each connection's budget of bytes in flight for
+	// large responses (default DefaultMaxResponseBytes): an fs/readFile
+	// whose response would not fit in it alone is refused with the limit
+	// named; reads that fit wait for their share.
+	MaxResponseBytes int64
 	// MaxConcurrency bounds the handlers running at once per connection
 	// (default 32). Codex runs one at a time; a long-polling process/read
 	// never delays another request here.
@@ -95,6 +100,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxConcurrency <= 0 {
 		cfg.MaxConcurrency = DefaultMaxConcurrency
 	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -102,6 +110,11 @@ func New(cfg Config) (*Server, error) {
 		// Codex waits forever for an http/request without timeoutMs; a
 		// server that must not pile up stuck requests does not.
 		cfg.HTTP.DefaultTimeout = DefaultHTTPTimeout
+	}
+	if cfg.Procs.CgroupRoot != "" {
+		if err := procs.CheckCgroupRoot(cfg.Procs.CgroupRoot); err != nil {
+			return nil, err
+		}
 	}
 	cfg.FS.Roots = append(cfg.FS.Roots, cfg.Roots...)
 	fs, err := fsops.New(cfg.FS)
@@ -178,7 +191,11 @@ func (s *Server) Close() error {
 		sess.close()
 	}
 	s.sessionsDone.Wait()
+	// Orphans adopted as a subreaper (procs.EnableSubreaper) that nothing
+	// ties to a session any more are killed with the server.
+	procs.KillAdopted()
 	s.http.CloseIdleConnections()
+	_ = s.fs.Release()
 	return nil
 }
 
@@ -218,6 +235,7 @@ func (s *Server) ServeStreamFrom(stream jsonrpc.Stream, transport, peer string) 
 		Handler:           c.mux(),
 		Limits:            s.cfg.Limits,
 		MaxConcurrency:    s.cfg.MaxConcurrency,
+		OutboundBudget:    s.cfg.MaxResponseBytes,
 		Admit:             c.admit,
 		OrderKey:          orderKey,
 		Unbounded:         unbounded,

@@ -288,7 +288,9 @@ func TraceFrom(ctx context.Context) *Trace {
 	return nil
 }
 
-// Done is closed when the connection has ended and every handler returned.
+// Done is closed when the connection has ended and every handler returned,
+// or, for a handler that ignores its cancelled context, once DrainTimeout
+// has passed twice after Close: shutdown is always bounded.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err reports why the connection ended: nil after Close, or the error of
@@ -368,7 +370,16 @@ func (c *Conn) finish() {
 		c.log.Warn("jsonrpc: the stream's Read did not return after Close; leaving it")
 	}
 	rt.Stop()
-	<-drained
+	// A handler that ignores its cancelled context must not hold the
+	// shutdown forever either: after one more DrainTimeout the connection
+	// ends without it (its late response finds the stream closed).
+	lt := time.NewTimer(c.opts.DrainTimeout)
+	select {
+	case <-drained:
+	case <-lt.C:
+		c.log.Error("jsonrpc: handlers still running after the connection closed; ending without them")
+	}
+	lt.Stop()
 	c.budget.fail(ErrClosed)
 	c.mu.Lock()
 	pending := c.state.pending

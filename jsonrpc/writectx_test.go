@@ -78,3 +78,28 @@ func TestNotifyHonoursContextWhileQueueFull(t *testing.T) {
 		t.Fatal("Notify ignored its context while waiting for room in the queue")
 	}
 }
+
+func TestCloseIsBoundedWithAStuckHandler(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	mux := NewMux()
+	mux.HandleFunc("stuck", func(ctx context.Context, req *Request) (any, error) {
+		close(started)
+		<-release // ignores ctx
+		return nil, nil
+	})
+	s, c := pair(t, Options{Handler: mux, DrainTimeout: 50 * time.Millisecond}, Options{})
+	go func() { _ = c.Call(context.Background(), "stuck", nil, nil) }()
+	<-started
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(waitLimit):
+		t.Fatal("Close waited for a handler that ignores its context")
+	}
+}

@@ -3,7 +3,8 @@
 //
 //   - read-only: read (and execute) everywhere, write nowhere but a few
 //     harmless devices (/dev/null, /dev/zero, /dev/full, /dev/tty,
-//     /dev/random, /dev/urandom); no network unless NetworkAccess.
+//     /dev/random, /dev/urandom) and the terminal its stdio is on, if any;
+//     no network unless NetworkAccess.
 //   - workspace-write: read-only, plus writes under the workspace (the
 //     policy's cwd), the extra WritableRoots, /tmp (and /dev/shm) unless
 //     ExcludeSlashTmp, and $TMPDIR unless ExcludeTmpdirEnvVar; no network
@@ -18,6 +19,12 @@
 //
 // and [RunHelperIfRequested], called first thing in main (and in TestMain),
 // recognises that form, confines its own thread and execve's the command.
+// The command inherits stdin, stdout and stderr only: Landlock checks a file
+// when it is opened, so any other descriptor the helper inherited would
+// write wherever it points. It runs without capabilities, even as root:
+// Landlock leaves them, and root's would undo it (mknod a disk in the
+// workspace, load a kernel module); a root without CAP_SETPCAP to drop them
+// is refused.
 // The helper runs on the machine that runs the command (the exec-server's,
 // possibly remote), so /tmp, $TMPDIR and Landlock support are those of that
 // machine. It exits 126 with a "codexd sandbox: ..." message on stderr when
@@ -26,10 +33,14 @@
 //
 // Network denial uses Landlock's TCP bind/connect rights (ABI 4+) and, on
 // amd64 and arm64, a seccomp filter that refuses socket(2) and
-// socketpair(2) for every family but AF_UNIX, and io_uring_setup(2), as
-// Codex's Linux sandbox does: Landlock alone leaves UDP, raw sockets and
-// Multipath TCP open. Abstract UNIX sockets to outside the sandbox are
-// refused too where the ABI scopes them (6+).
+// socketpair(2) for every family but AF_UNIX, connect(2), and
+// io_uring_setup(2), as Codex's Linux sandbox does: Landlock alone leaves
+// UDP, raw sockets and Multipath TCP open, and a UNIX socket outside the
+// sandbox reaches services that act for the command (the Docker daemon,
+// the session bus behind systemd-run --user) and so escape it. Pipes and
+// socketpair(2) still work; a command cannot connect even to a UNIX socket
+// it created. Landlock also refuses abstract UNIX sockets (ABI 6+) and
+// pathname ones (9+, datagrams too) to outside the sandbox.
 //
 // The package must never run a command unconfined under read-only or
 // workspace-write: where the kernel has no Landlock (or an error stops any

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -61,6 +64,12 @@ func helperMain(args, env []string, probe func() (int, error), stderr io.Writer)
 		if err := confine(p, abi, env); err != nil {
 			return fail(ExitCannotRun, "cannot confine %q (%s, Landlock ABI %d): %v", argv[0], p.Mode, abi, err)
 		}
+		// Landlock checks a file when it is opened, so a descriptor this
+		// process inherited (leaked by whatever started the server) would
+		// still write wherever it points. The command gets stdio only.
+		if err := closeInherited(); err != nil {
+			return fail(ExitCannotRun, "cannot close inherited descriptors for %q: %v", argv[0], err)
+		}
 	}
 	err = syscall.Exec(path, argv, env)
 	if errors.Is(err, syscall.ENOENT) {
@@ -69,9 +78,37 @@ func helperMain(args, env []string, probe func() (int, error), stderr io.Writer)
 	return fail(ExitCannotRun, "%s: %v", argv[0], err)
 }
 
+// closeInherited marks every descriptor but stdin, stdout and stderr
+// close-on-exec.
+func closeInherited() error {
+	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	if err != unix.ENOSYS && err != unix.EINVAL && err != unix.EPERM {
+		return err
+	}
+	// A kernel before 5.11, or a seccomp profile without close_range.
+	return cloexecFromProc()
+}
+
+// cloexecFromProc is closeInherited through /proc/self/fd.
+func cloexecFromProc() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			// EBADF: the descriptor ReadDir read the directory through.
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // lookPath finds a command as the shell would, with the command's PATH.
 func lookPath(name string, env []string) (string, error) {
-	if containsSlash(name) {
+	if strings.Contains(name, "/") {
 		info, err := os.Stat(name)
 		if err != nil {
 			return "", err
@@ -81,15 +118,9 @@ func lookPath(name string, env []string) (string, error) {
 		}
 		return name, nil
 	}
-	path := ""
-	for _, kv := range env {
-		if len(kv) > 5 && kv[:5] == "PATH=" {
-			path = kv[5:]
-		}
-	}
-	for _, dir := range splitPath(path) {
+	for _, dir := range strings.Split(envValue(env, "PATH"), ":") {
 		if dir == "" {
-			dir = "."
+			dir = "." // an empty element is the working directory, as in sh
 		}
 		cand := dir + "/" + name
 		if info, err := os.Stat(cand); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
@@ -99,25 +130,14 @@ func lookPath(name string, env []string) (string, error) {
 	return "", exec.ErrNotFound
 }
 
-func containsSlash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return true
+// envValue is key's value in env; the last entry wins, as with os/exec.
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
 		}
 	}
-	return false
-}
-
-func splitPath(p string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(p); i++ {
-		if i == len(p) || p[i] == ':' {
-			out = append(out, p[start:i])
-			start = i + 1
-		}
-	}
-	return out
+	return ""
 }
 
 // devices a confined command may read and write.
@@ -127,8 +147,43 @@ var writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/rand
 var presets = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6,
 	landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
 
+// rulesetConfig is what the ruleset for p handles at Landlock ABI abi:
+// everything the ABI can restrict, but for what the modes leave allowed.
+func rulesetConfig(p Policy, abi int) landlock.Config {
+	cfg := presets[min(abi, len(presets))-1]
+	cfg.Scoped = 0 // signals stay allowed: a command may kill what an earlier one started
+	if p.HasFullNetworkAccess() {
+		// ABI 9 can refuse UNIX sockets created outside the sandbox (no
+		// rule grants them); with the network, local services are allowed
+		// too.
+		cfg.HandledAccessFS &^= ll.AccessFSResolveUnix
+		cfg.HandledAccessNet = 0
+	} else if abi >= 6 {
+		cfg.Scoped = landlock.ScopedSet(ll.ScopeAbstractUnixSocket)
+	}
+	return cfg
+}
+
+// stdioTerminals are the terminals that stdin, stdout and stderr are
+// (/dev/pts/N under exec_command's tty). The command writes to them through
+// those descriptors anyway; by name (`> /dev/stderr` opens /dev/pts/N) it
+// needs a rule.
+func stdioTerminals() []string {
+	var out []string
+	for fd := range 3 {
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+			continue
+		}
+		if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil && strings.HasPrefix(p, "/dev/pts/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // confine restricts the calling (locked) thread: no_new_privs, the Landlock
-// ruleset for p, and the network seccomp filter unless p allows network.
+// ruleset for p, no capabilities, and the network seccomp filter unless p
+// allows network.
 func confine(p Policy, abi int, env []string) error {
 	if abi >= 6 {
 		// go-landlock treats a kernel without the signal-scoping fix as
@@ -137,27 +192,17 @@ func confine(p Policy, abi int, env []string) error {
 			abi = 5
 		}
 	}
-	cfg := presets[min(abi, len(presets))-1]
-	cfg.Scoped = 0 // signals stay allowed: a command may kill what an earlier one started
-	if p.HasFullNetworkAccess() {
-		cfg.HandledAccessNet = 0
-	} else if abi >= 6 {
-		cfg.Scoped = landlock.ScopedSet(ll.ScopeAbstractUnixSocket)
-	}
+	cfg := rulesetConfig(p, abi)
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
 		landlock.RWFiles(writableDevices...).IgnoreIfMissing(),
 		landlock.RWFiles("/dev/tty").WithIoctlDev().IgnoreIfMissing(),
 	}
-	getenv := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if len(env[i]) > len(k) && env[i][:len(k)] == k && env[i][len(k)] == '=' {
-				return env[i][len(k)+1:]
-			}
-		}
-		return ""
+	if ttys := stdioTerminals(); len(ttys) > 0 {
+		rules = append(rules, landlock.RWFiles(ttys...).WithIoctlDev().IgnoreIfMissing())
 	}
 	cwd := filepath.Clean(p.Cwd)
+	getenv := func(k string) string { return envValue(env, k) }
 	for _, r := range p.ResolveWritableRoots(getenv) {
 		rule := landlock.RWDirs(r.Root)
 		if abi >= 2 {
@@ -185,10 +230,39 @@ func confine(p Policy, abi int, env []string) error {
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
 	if !p.HasFullNetworkAccess() {
 		if err := denySockets(); err != nil {
 			return fmt.Errorf("seccomp: %w", err)
 		}
+	}
+	return nil
+}
+
+// dropCapabilities leaves the calling thread, and what it executes, without
+// any capability. Landlock takes none away, and root's would undo it: mknod
+// the disk in the workspace and write it, load a kernel module, attach BPF.
+func dropCapabilities() error {
+	if os.Getuid() == 0 || os.Geteuid() == 0 {
+		// Executing as root refills the permitted set from the bounding
+		// set, so that must go too.
+		for c := 0; c < 64; c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				if err == unix.EINVAL {
+					break // past the kernel's last capability
+				}
+				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	var none [2]unix.CapUserData // version 3: two 32-bit halves
+	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
 	}
 	return nil
 }

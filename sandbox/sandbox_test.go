@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -25,14 +27,13 @@ func TestMain(m *testing.M) {
 	RunHelperIfRequested()
 	if target := os.Getenv(dialEnv); target != "" {
 		network, addr, _ := strings.Cut(target, "!")
-		if network == "fd3" {
-			// Connect a socket the parent created and passed as fd 3.
+		if network == "stdin" {
+			// Connect the socket the parent passed as stdin.
 			ap, err := netip.ParseAddrPort(addr)
 			if err != nil {
 				panic(err)
 			}
-			err = syscall.Connect(3, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()})
-			if err != nil {
+			if err := syscall.Connect(0, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
 				fmt.Println("connect:", err)
 				os.Exit(1)
 			}
@@ -77,10 +78,12 @@ func self(t *testing.T) string {
 // and returns its exit code and combined output.
 func runWrapped(t *testing.T, p Policy, env []string, argv ...string) (int, string) {
 	t.Helper()
-	return runWrappedFiles(t, p, env, nil, argv...)
+	return runWrappedFiles(t, p, env, nil, nil, argv...)
 }
 
-func runWrappedFiles(t *testing.T, p Policy, env []string, files []*os.File, argv ...string) (int, string) {
+// runWrappedFiles is runWrapped with stdin (nil: /dev/null) and files
+// passed as fds 3 and up.
+func runWrappedFiles(t *testing.T, p Policy, env []string, stdin *os.File, files []*os.File, argv ...string) (int, string) {
 	t.Helper()
 	wrapped, err := Wrap(p, argv, self(t))
 	if err != nil {
@@ -89,6 +92,9 @@ func runWrappedFiles(t *testing.T, p Policy, env []string, files []*os.File, arg
 	cmd := exec.Command(wrapped[0], wrapped[1:]...)
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR="}, env...)
 	cmd.ExtraFiles = files
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -253,32 +259,29 @@ func TestNetworkDeniedWithoutNetworkAccess(t *testing.T) {
 	}
 }
 
-// Landlock's own TCP rule, beneath the seccomp filter: a TCP socket
-// created before confinement (so that the filter never sees it) still
-// cannot connect, with Landlock's EACCES.
-func TestLandlockTCPRule(t *testing.T) {
+// A TCP socket created outside the sandbox, where the seccomp filter never
+// saw it, and handed to the command (as its stdin, which it keeps) still
+// cannot connect without network access.
+func TestPassedSocketCannotConnect(t *testing.T) {
 	needLandlock(t)
-	if abi, _ := Available(); abi < 4 {
-		t.Skipf("Landlock ABI %d has no network rules", abi)
-	}
 	addr := listen(t)
 	run := func(p Policy) (int, string) {
-		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sock := os.NewFile(uintptr(fd), "socket")
 		defer sock.Close()
-		return runWrappedFiles(t, p, []string{dialEnv + "=fd3!" + addr}, []*os.File{sock}, self(t))
+		return runWrappedFiles(t, p, []string{dialEnv + "=stdin!" + addr}, sock, nil, self(t))
 	}
 	code, out := run(workspacePolicy(t.TempDir()))
-	if code == 0 || !strings.Contains(out, "permission denied") {
-		t.Fatalf("inherited socket: exit %d %q", code, out)
+	if code == 0 || !strings.Contains(out, "connect: operation not permitted") {
+		t.Fatalf("passed socket: exit %d %q", code, out)
 	}
 	p := workspacePolicy(t.TempDir())
 	p.NetworkAccess = true
 	if code, out := run(p); code != 0 {
-		t.Fatalf("inherited socket with network access: exit %d %q", code, out)
+		t.Fatalf("passed socket with network access: exit %d %q", code, out)
 	}
 }
 
@@ -366,5 +369,95 @@ func TestRefusedWithoutLandlock(t *testing.T) {
 	probeABI = func() (int, error) { return 0, nil }
 	if _, err := Available(); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("ABI 0 accepted: %v", err)
+	}
+}
+
+// Landlock checks a file when it is opened, not when an open descriptor is
+// written: a descriptor the helper inherited (leaked by whatever started
+// the server, say) would let a confined command write outside the
+// workspace. The command gets stdin, stdout and stderr only.
+func TestInheritedDescriptorsAreClosed(t *testing.T) {
+	needLandlock(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "leaked.txt")
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range []Policy{workspacePolicy(ws), {Mode: ReadOnly}} {
+		code, out := runWrappedFiles(t, p, nil, nil, []*os.File{f}, "sh", "-c", "echo escaped >&3")
+		if data, _ := os.ReadFile(target); len(data) != 0 || code == 0 {
+			t.Fatalf("%s: wrote %q outside the workspace through fd 3 (exit %d: %s)", p.Mode, data, code, out)
+		}
+	}
+	// The standard descriptors still work.
+	if code, out := runWrapped(t, workspacePolicy(ws), nil, "sh", "-c", "echo out; echo err >&2"); code != 0 || out != "out\nerr\n" {
+		t.Fatalf("stdio: exit %d %q", code, out)
+	}
+}
+
+// Landlock does not take capabilities away, and a command run as root
+// would keep them: mknod a block device in the workspace and write the
+// disk through it, load a kernel module, attach BPF. A confined command
+// has no capabilities, whoever runs it.
+func TestConfinedCommandsHaveNoCapabilities(t *testing.T) {
+	needLandlock(t)
+	ws := t.TempDir()
+	for _, p := range []Policy{workspacePolicy(ws), {Mode: ReadOnly}} {
+		code, out := runWrapped(t, p, nil, "grep", "^Cap", "/proc/self/status")
+		if code != 0 {
+			t.Fatalf("%s: exit %d %s", p.Mode, code, out)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if _, set, _ := strings.Cut(line, "\t"); set != "0000000000000000" {
+				t.Fatalf("%s: %s", p.Mode, out)
+			}
+		}
+	}
+	// A character device like /dev/null's: harmless even if it were made.
+	code, out := runWrapped(t, workspacePolicy(ws), nil, "mknod", filepath.Join(ws, "null"), "c", "1", "3")
+	if code == 0 || exists(filepath.Join(ws, "null")) {
+		t.Fatalf("mknod in the workspace: exit %d %s", code, out)
+	}
+}
+
+// A service listening on a UNIX socket outside the sandbox (the Docker
+// daemon, the session bus that systemd-run --user talks to, an ssh-agent)
+// would run or write whatever a confined command asks for: without network
+// access, a confined command cannot connect to one. With it, it can.
+func TestUnixServicesOutsideAreUnreachableWithoutNetwork(t *testing.T) {
+	needLandlock(t)
+	path := filepath.Join(t.TempDir(), "service.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	ws := t.TempDir()
+	for _, p := range []Policy{workspacePolicy(ws), {Mode: ReadOnly}} {
+		code, out := runWrapped(t, p, []string{dialEnv + "=unix!" + path}, self(t))
+		if code == 0 || strings.Contains(out, "connected") {
+			t.Fatalf("%s: reached a UNIX service outside the sandbox: %s", p.Mode, out)
+		}
+		if !LikelyDenied(p.Mode, code, out) {
+			t.Fatalf("%s: exit %d %q not reported as denied", p.Mode, code, out)
+		}
+	}
+	p := workspacePolicy(ws)
+	p.NetworkAccess = true
+	if code, out := runWrapped(t, p, []string{dialEnv + "=unix!" + path}, self(t)); code != 0 || !strings.Contains(out, "connected") {
+		t.Fatalf("network access: exit %d %s", code, out)
 	}
 }

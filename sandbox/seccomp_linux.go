@@ -34,28 +34,41 @@ func auditArch() uint32 {
 	return 0
 }
 
-// socketFilter refuses socket(2) and socketpair(2) with EPERM unless the
-// family is AF_UNIX, and io_uring_setup(2) (whose operations would bypass
-// the filter), as Codex's Linux sandbox does. Syscalls of another
-// architecture (i386 or x32 on amd64) kill the process: they could reach
-// the same calls under other numbers.
+// socketFilter refuses with EPERM: socket(2) and socketpair(2) unless the
+// family is AF_UNIX; connect(2), so that no UNIX socket outside the sandbox
+// (the Docker daemon, the session bus systemd-run talks to, an ssh-agent:
+// each would run or write what it is asked) can be reached; and
+// io_uring_setup(2), whose operations would bypass the filter. That is
+// Codex's restricted network mode, less the calls it also refuses that reach
+// nothing without a connection. Syscalls of another architecture (i386 or
+// x32 on amd64) kill the process: they could reach the same calls under
+// other numbers.
 func socketFilter(arch uint32) []unix.SockFilter {
-	return []unix.SockFilter{
+	refused := []uint32{uint32(unix.SYS_CONNECT), uint32(unix.SYS_IO_URING_SETUP)}
+	// Where each jump lands, after the refused syscalls' checks.
+	n := len(refused)
+	family, eperm, kill, allow := 8+n, 10+n, 11+n, 12+n
+	jump := func(from, to int) uint8 { return uint8(to - from - 1) }
+	f := []unix.SockFilter{
 		/* 0 */ {Code: bpfLdAbs, K: offArch},
 		/* 1 */ {Code: bpfJeq, Jt: 1, K: arch},
 		/* 2 */ {Code: bpfRet, K: retKill},
 		/* 3 */ {Code: bpfLdAbs, K: offNr},
-		/* 4 */ {Code: bpfJge, Jt: 7, K: x32Bit}, // -> 12 kill
-		/* 5 */ {Code: bpfJeq, Jt: 3, K: uint32(unix.SYS_SOCKET)}, // -> 9
-		/* 6 */ {Code: bpfJeq, Jt: 2, K: uint32(unix.SYS_SOCKETPAIR)}, // -> 9
-		/* 7 */ {Code: bpfJeq, Jt: 3, K: uint32(unix.SYS_IO_URING_SETUP)}, // -> 11
-		/* 8 */ {Code: bpfRet, K: retAllow},
-		/* 9 */ {Code: bpfLdAbs, K: offArg0Lo},
-		/* 10 */ {Code: bpfJeq, Jf: 0, Jt: 2, K: unix.AF_UNIX}, // -> 13 allow, else 11
-		/* 11 */ {Code: bpfRet, K: retEPERM},
-		/* 12 */ {Code: bpfRet, K: retKill},
-		/* 13 */ {Code: bpfRet, K: retAllow},
+		/* 4 */ {Code: bpfJge, Jt: jump(4, kill), K: x32Bit},
+		/* 5 */ {Code: bpfJeq, Jt: jump(5, family), K: uint32(unix.SYS_SOCKET)},
+		/* 6 */ {Code: bpfJeq, Jt: jump(6, family), K: uint32(unix.SYS_SOCKETPAIR)},
 	}
+	for i, nr := range refused {
+		f = append(f, unix.SockFilter{Code: bpfJeq, Jt: jump(7+i, eperm), K: nr})
+	}
+	return append(f,
+		/* 7+n */ unix.SockFilter{Code: bpfRet, K: retAllow},
+		/* family */ unix.SockFilter{Code: bpfLdAbs, K: offArg0Lo},
+		/* 9+n */ unix.SockFilter{Code: bpfJeq, Jt: jump(9+n, allow), K: unix.AF_UNIX},
+		/* eperm */ unix.SockFilter{Code: bpfRet, K: retEPERM},
+		/* kill */ unix.SockFilter{Code: bpfRet, K: retKill},
+		/* allow */ unix.SockFilter{Code: bpfRet, K: retAllow},
+	)
 }
 
 // denySockets installs socketFilter on the calling thread. no_new_privs

@@ -37,6 +37,15 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 	if release != nil {
 		defer release()
 	}
+	// Readers wait while the file moves (moving before w.mu, as they take
+	// them).
+	s.moving.Lock()
+	moving := true
+	defer func() {
+		if moving {
+			s.moving.Unlock()
+		}
+	}()
 	if w != nil {
 		// Hold the writer still while its file moves.
 		w.mu.Lock()
@@ -61,31 +70,31 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 		}
 		dst = unarchivedPath(s.home, path, created)
 	}
-	if isArchivedPath(s.home, path) != archive {
-		if err := moveFile(path, dst); err != nil {
+	moved := isArchivedPath(s.home, path) != archive
+	if !moved {
+		dst = path // already where it belongs
+	} else if err := moveFile(path, dst); err != nil {
+		return agent.ThreadInfo{}, err
+	} else if w != nil {
+		w.path = dst
+	}
+	s.moving.Unlock()
+	moving = false
+	if moved && !archive {
+		// Coming back counts as an update (Codex bumps updated_at too); a
+		// record says so, so a rebuilt index agrees.
+		back := []Record{{store: storeUnarchived}}
+		if w != nil {
+			err = w.append(back)
+			if err == nil {
+				err = w.sync()
+			}
+		} else {
+			err = s.appendDetached(ctx, id, dst, back...)
+		}
+		if err != nil {
 			return agent.ThreadInfo{}, err
 		}
-		if w != nil {
-			w.path = dst
-		}
-		if !archive {
-			// Coming back counts as an update (Codex bumps updated_at
-			// too); a record says so, so a rebuilt index agrees.
-			back := []Record{{store: storeUnarchived}}
-			if w != nil {
-				err = w.append(back)
-				if err == nil {
-					err = w.sync()
-				}
-			} else {
-				err = s.appendDetached(ctx, id, dst, back...)
-			}
-			if err != nil {
-				return agent.ThreadInfo{}, err
-			}
-		}
-	} else {
-		dst = path // already where it belongs
 	}
 	fi, err := os.Stat(dst)
 	if err != nil {
@@ -93,15 +102,9 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 	}
 	// Re-index from the file: the row then says exactly what a rescan
 	// would (a writer's latest records are already written through).
-	if err := s.indexFile(ctx, dst, fi); err != nil {
-		return agent.ThreadInfo{}, readError(id, err)
-	}
-	r, ok, err := s.ix.get(ctx, id)
+	r, err := s.indexFile(ctx, dst, fi)
 	if err != nil {
-		return agent.ThreadInfo{}, err
-	}
-	if !ok {
-		return agent.ThreadInfo{}, fmt.Errorf("%w: %s", agent.ErrThreadNotFound, id)
+		return agent.ThreadInfo{}, readError(id, err)
 	}
 	return r.info, nil
 }
@@ -109,7 +112,7 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 // moveFile renames src to dst, never over an existing file, and makes the
 // rename durable in both directories.
 func moveFile(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+	if err := mkdirAllSynced(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(dst); err == nil {

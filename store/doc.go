@@ -64,7 +64,8 @@
 // directories, re-reading only files whose size or modification time the
 // index does not know, so a rollout written while the index was unavailable
 // is picked up. An index that fails at run time is logged and never fails an
-// append: the rollout is what counts.
+// append, a read or any other operation on a stored thread (only List
+// needs it): the rollout is what counts.
 //
 // # What it must never do
 //

@@ -301,3 +301,65 @@ func TestIndexFailureNeverFailsAppends(t *testing.T) {
 		t.Fatalf("turns %d", len(th.Turns))
 	}
 }
+
+// The index is only a cache: with it failing, stored threads are still
+// read, resumed, created, forked, renamed and archived from the rollouts
+// (with warnings), and the next start's rescan catches up.
+func TestIndexFailureNeverFailsThreads(t *testing.T) {
+	e := newEnv(t)
+	old := testID(91)
+	stored(t, e, old, 0, 1, "stored before")
+	e.s.ix.db.Close() // the index fails from here on
+
+	th, err := e.s.Read(bg, old)
+	if err != nil || len(th.Turns) != 1 {
+		t.Fatalf("Read: %v", err)
+	}
+	if info, err := e.s.Info(bg, old); err != nil || info.Preview != "stored before" {
+		t.Fatalf("Info: %+v %v", info, err)
+	}
+	_, w, err := e.s.Resume(bg, old)
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	mustAppend(t, w, turnRecords("t2", 100, "resumed")...)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.SetName(bg, old, "renamed blind"); err != nil {
+		t.Fatalf("SetName: %v", err)
+	}
+	created := testID(92)
+	w, err = e.s.Create(bg, meta(created, 200))
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	mustAppend(t, w, turnRecords("t", 210, "created blind")...)
+	w.Close()
+	fork, fw, err := e.s.Fork(bg, old, ThreadMeta{ID: testID(93), CreatedAt: at(300)})
+	if err != nil || len(fork.Turns) != 2 {
+		t.Fatalf("Fork: %v", err)
+	}
+	fw.Close()
+	if err := e.s.Archive(bg, created); err != nil {
+		t.Fatalf("Archive: %v", err)
+	}
+	if info, err := e.s.Unarchive(bg, created); err != nil || info.Archived || info.Preview != "created blind" {
+		t.Fatalf("Unarchive: %+v %v", info, err)
+	}
+	if err := e.s.Archive(bg, created); err != nil {
+		t.Fatalf("Archive: %v", err)
+	}
+
+	e.s.Close()
+	e.open()
+	if info, err := e.s.Info(bg, old); err != nil || info.Name != "renamed blind" {
+		t.Fatalf("after rescan: %+v %v", info, err)
+	}
+	if got := listIDs(t, e, agent.ThreadQuery{Archived: true}); !reflect.DeepEqual(got, ids(92)) {
+		t.Fatalf("archived after rescan: %v", got)
+	}
+	if got := listIDs(t, e, agent.ThreadQuery{}); !reflect.DeepEqual(got, ids(93, 91)) {
+		t.Fatalf("listed after rescan: %v", got)
+	}
+}

@@ -73,14 +73,11 @@ var (
 	errQuiet = errors.New("skipped")
 )
 
-// writeOpts keep invalid UTF-8 (from a command's output, say) from failing
-// an append: it is replaced with U+FFFD. A model item is the core's JSON,
-// taken as it is, duplicate member names included (readOpts accept them).
-var writeOpts = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
-
-// readOpts are lenient about what the bytes hold, strict about the shape:
-// a line is either read whole or skipped.
-var readOpts = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+// jsonOpts are lenient about what the bytes hold, strict about the shape (a
+// line is read whole or skipped): invalid UTF-8 (a command's output, say)
+// is replaced with U+FFFD rather than failing an append, and a model item is
+// the core's JSON taken as it is, duplicate member names included.
+var jsonOpts = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 
 // encodeRecord appends rec's line (with its newline) to dst. now stands in
 // for a zero time.
@@ -121,7 +118,7 @@ func encodeMetaLine(dst []byte, m ThreadMeta) ([]byte, error) {
 }
 
 func appendLine(dst []byte, out *lineOut) ([]byte, error) {
-	b, err := jsonv2.Marshal(out, writeOpts)
+	b, err := jsonv2.Marshal(out, jsonOpts)
 	if err != nil {
 		return dst, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
 	}
@@ -133,7 +130,7 @@ func appendLine(dst []byte, out *lineOut) ([]byte, error) {
 // returns an error wrapping errQuiet for lines to skip silently.
 func decodeLine(b []byte) (entry, error) {
 	var in lineIn
-	if err := jsonv2.Unmarshal(b, &in, readOpts); err != nil {
+	if err := jsonv2.Unmarshal(b, &in, jsonOpts); err != nil {
 		return entry{}, err
 	}
 	if in.V > formatVersion {
@@ -149,7 +146,7 @@ func decodeLine(b []byte) (entry, error) {
 	switch in.Type {
 	case recMeta:
 		var d metaV1
-		if err := jsonv2.Unmarshal(in.Payload, &d, readOpts); err != nil {
+		if err := jsonv2.Unmarshal(in.Payload, &d, jsonOpts); err != nil {
 			return entry{}, err
 		}
 		m, err := decodeMeta(&d)
@@ -159,7 +156,7 @@ func decodeLine(b []byte) (entry, error) {
 		e.Meta = &m
 	case recEvent:
 		var d eventV1
-		if err := jsonv2.Unmarshal(in.Payload, &d, readOpts); err != nil {
+		if err := jsonv2.Unmarshal(in.Payload, &d, jsonOpts); err != nil {
 			return entry{}, err
 		}
 		msg, err := decodeEvent(&d)
@@ -175,7 +172,7 @@ func decodeLine(b []byte) (entry, error) {
 		e.Model = json.RawMessage(in.Payload)
 	case recStore:
 		var d storeV1
-		if err := jsonv2.Unmarshal(in.Payload, &d, readOpts); err != nil {
+		if err := jsonv2.Unmarshal(in.Payload, &d, jsonOpts); err != nil {
 			return entry{}, err
 		}
 		if d.Type != storeUnarchived {

@@ -32,6 +32,11 @@ type Local struct {
 	ix   *index
 	log  *slog.Logger
 
+	// moving is held to rename a rollout (Archive, Unarchive), and shared
+	// to find and open one, so that no reader looks where a file just was.
+	// It is taken before any writer's mu.
+	moving sync.RWMutex
+
 	mu sync.Mutex
 	// writers holds every thread with a writer in this store. A nil value
 	// reserves the id while an operation that may move or open its file
@@ -134,15 +139,14 @@ func (s *Local) Create(ctx context.Context, meta ThreadMeta) (Writer, error) {
 	return w, nil
 }
 
-// free checks that no rollout, ours or another program's, has id.
+// free checks that no rollout, ours or another program's, has id. The
+// disk decides: the index only answers faster.
 func (s *Local) free(ctx context.Context, id string) error {
-	if _, ok, err := s.ix.get(ctx, id); err != nil || ok {
-		if err == nil {
-			err = ErrThreadExists
-		}
-		return err
+	_, ok, err := s.ix.get(ctx, id)
+	if err != nil {
+		s.log.Warn("store: index lookup failed; searching the rollout directories", "thread", id, "err", err)
 	}
-	if s.findFile(id) != "" {
+	if ok || s.findFile(id) != "" {
 		return ErrThreadExists
 	}
 	return nil
@@ -201,18 +205,10 @@ func (s *Local) Resume(ctx context.Context, id string) (*Thread, Writer, error) 
 		return nil, nil, readError(id, err)
 	}
 	dangling := res.finish()
-	w = &fileWriter{
-		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
-		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
-	}
+	w = s.openedWriter(f, path, res)
 	// Record what the replay concluded, so the file says it too: the turn
 	// that was running when the process died was interrupted.
-	var seal []Record
-	for _, t := range dangling {
-		seal = append(seal, Record{Time: t.CompletedAt, TurnID: t.ID,
-			Event: agent.TurnCompleted{Status: agent.TurnStatusInterrupted, CompletedAt: t.CompletedAt}})
-	}
-	if err := w.Append(seal...); err != nil {
+	if err := w.Append(seals(dangling)...); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
@@ -236,26 +232,9 @@ func (s *Local) Read(ctx context.Context, id string) (*Thread, error) {
 // read replays id's rollout. A thread with a writer here is read up to the
 // end of its last whole line, so an append in progress is never half seen.
 func (s *Local) read(ctx context.Context, id string, raw func([]byte, *entry)) (*readResult, string, error) {
-	s.mu.Lock()
-	w := s.writers[id]
-	s.mu.Unlock()
-	var path string
-	limit := int64(-1)
-	if w != nil {
-		var materialized bool
-		path, limit, materialized = w.readable()
-		if !materialized {
-			return nil, "", ErrNotMaterialized
-		}
-	} else {
-		var err error
-		if path, err = s.locate(ctx, id); err != nil {
-			return nil, "", err
-		}
-	}
-	f, err := os.Open(path)
+	f, path, limit, err := s.openForRead(ctx, id)
 	if err != nil {
-		return nil, "", notFoundIfMissing(id, err)
+		return nil, "", err
 	}
 	defer f.Close()
 	var rd io.Reader = f
@@ -267,6 +246,31 @@ func (s *Local) read(ctx context.Context, id string, raw func([]byte, *entry)) (
 		return nil, "", readError(id, err)
 	}
 	return res, path, nil
+}
+
+// openForRead opens id's rollout and says how many bytes of it a reader
+// may read (-1: all of it).
+func (s *Local) openForRead(ctx context.Context, id string) (f *os.File, path string, limit int64, err error) {
+	s.moving.RLock()
+	defer s.moving.RUnlock()
+	s.mu.Lock()
+	w := s.writers[id]
+	s.mu.Unlock()
+	limit = -1
+	if w != nil {
+		var materialized bool
+		path, limit, materialized = w.readable()
+		if !materialized {
+			return nil, "", 0, ErrNotMaterialized
+		}
+	} else if path, err = s.locate(ctx, id); err != nil {
+		return nil, "", 0, err
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		return nil, "", 0, notFoundIfMissing(id, err)
+	}
+	return f, path, limit, nil
 }
 
 func (s *Local) Info(ctx context.Context, id string) (agent.ThreadInfo, error) {
@@ -283,19 +287,12 @@ func (s *Local) Info(ctx context.Context, id string) (agent.ThreadInfo, error) {
 	if r, ok, err := s.ix.get(ctx, id); err == nil && ok {
 		return r.info, nil
 	}
-	if _, err := s.locate(ctx, id); err != nil {
+	// The index cannot say: the rollout can.
+	th, err := s.Read(ctx, id)
+	if err != nil {
 		return agent.ThreadInfo{}, err
 	}
-	r, ok, err := s.ix.get(ctx, id)
-	if err != nil || !ok {
-		// The index cannot say: the rollout can.
-		th, err := s.Read(ctx, id)
-		if err != nil {
-			return agent.ThreadInfo{}, err
-		}
-		return th.Info, nil
-	}
-	return r.info, nil
+	return th.Info, nil
 }
 
 func (s *Local) List(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage, error) {
@@ -343,10 +340,7 @@ func (s *Local) appendDetached(ctx context.Context, id, path string, recs ...Rec
 		f.Close()
 		return readError(id, err)
 	}
-	w := &fileWriter{
-		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
-		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
-	}
+	w := s.openedWriter(f, path, res)
 	err = w.append(recs)
 	if err == nil {
 		err = w.sync()
@@ -407,10 +401,7 @@ func (s *Local) Fork(ctx context.Context, id string, meta ThreadMeta) (*Thread, 
 		// The copied records changed the settings: the new meta's win.
 		tail = append(tail, Record{Time: meta.CreatedAt, Event: agent.SettingsUpdated{Settings: meta.Settings}})
 	}
-	for _, t := range dangling {
-		tail = append(tail, Record{Time: t.CompletedAt, TurnID: t.ID,
-			Event: agent.TurnCompleted{Status: agent.TurnStatusInterrupted, CompletedAt: t.CompletedAt}})
-	}
+	tail = append(tail, seals(dangling)...)
 	for i := range tail {
 		e := entry{Time: tail[i].Time, TurnID: tail[i].TurnID, Event: tail[i].Event}
 		fork.apply(&e)
@@ -430,6 +421,26 @@ func (s *Local) Fork(ctx context.Context, id string, meta ThreadMeta) (*Thread, 
 	fork.finish()
 	s.adopt(w)
 	return fork.thread(s.home, w.path), w, nil
+}
+
+// openedWriter is the writer of an existing rollout, open (and locked) as
+// f, that res read to its end.
+func (s *Local) openedWriter(f *os.File, path string, res *readResult) *fileWriter {
+	return &fileWriter{
+		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
+		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
+	}
+}
+
+// seals are the records that end turns a replay found dangling (their
+// process died mid-turn) as interrupted.
+func seals(dangling []agent.Turn) []Record {
+	var out []Record
+	for _, t := range dangling {
+		out = append(out, Record{Time: t.CompletedAt, TurnID: t.ID,
+			Event: agent.TurnCompleted{Status: agent.TurnStatusInterrupted, CompletedAt: t.CompletedAt}})
+	}
+	return out
 }
 
 // Close syncs and closes every open writer, then the index. Writers closed

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -245,5 +246,92 @@ func TestStoreCloseClosesWriters(t *testing.T) {
 	th, err := e.s.Read(bg, id)
 	if err != nil || len(th.Turns) != 1 || th.Turns[0].Status != agent.TurnStatusInterrupted {
 		t.Fatalf("after close: %+v %v", th, err)
+	}
+}
+
+// TestReadWhileArchiving reads a thread, with and without an open writer,
+// while another goroutine archives and unarchives it: the file moves, but
+// the thread exists throughout, so no read may fail.
+func TestReadWhileArchiving(t *testing.T) {
+	for _, open := range []bool{true, false} {
+		e := newEnv(t)
+		id := testID(95)
+		w, err := e.s.Create(bg, meta(id, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, w, turnRecords("t", 10, "moving")...)
+		if !open {
+			w.Close()
+		}
+		moved := make(chan error, 1)
+		go func() {
+			for range 40 {
+				if err := e.s.Archive(bg, id); err != nil {
+					moved <- err
+					return
+				}
+				if _, err := e.s.Unarchive(bg, id); err != nil {
+					moved <- err
+					return
+				}
+			}
+			moved <- nil
+		}()
+		for done := false; !done; {
+			select {
+			case err := <-moved:
+				if err != nil {
+					t.Fatal(err)
+				}
+				done = true
+			default:
+			}
+			if th, err := e.s.Read(bg, id); err != nil || len(th.Turns) != 1 {
+				<-moved
+				t.Fatalf("open writer %v: Read during a move: %v", open, err)
+			}
+		}
+		w.Close()
+	}
+}
+
+// A rollout synced into a directory that was just created is only durable
+// if the new directory's entry is too: every directory the store creates
+// has its parent synced before the turn boundary's sync returns.
+func TestNewDirectoriesAreSynced(t *testing.T) {
+	var mu sync.Mutex
+	synced := map[string]bool{}
+	saved := syncDir
+	syncDir = func(dir string) error {
+		mu.Lock()
+		synced[dir] = true
+		mu.Unlock()
+		return saved(dir)
+	}
+	t.Cleanup(func() { syncDir = saved })
+	e := newEnv(t)
+	id := testID(96)
+	w, err := e.s.Create(bg, meta(id, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, w, turnRecords("t", 10, "durable")...) // ends with a TurnCompleted: synced
+	day := filepath.Dir(w.Path())
+	month, year := filepath.Dir(day), filepath.Dir(filepath.Dir(day))
+	for _, dir := range []string{day, month, year, filepath.Join(e.home, "sessions"), e.home} {
+		if !synced[dir] {
+			t.Errorf("%s not synced after the first turn", dir)
+		}
+	}
+	w.Close()
+	clear(synced)
+	if err := e.s.Archive(bg, id); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(e.home, "archived_sessions"), e.home, day} {
+		if !synced[dir] {
+			t.Errorf("%s not synced after archiving", dir)
+		}
 	}
 }

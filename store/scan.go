@@ -34,7 +34,7 @@ func (s *Local) locate(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", notFoundIfMissing(id, err)
 	}
-	if err := s.indexFile(ctx, path, fi); err != nil {
+	if _, err := s.indexFile(ctx, path, fi); err != nil {
 		return "", readError(id, err)
 	}
 	return path, nil
@@ -57,12 +57,14 @@ func (s *Local) findFile(id string) string {
 	return ""
 }
 
-// indexFile reads one rollout and records it in the index; a file that is
-// not ours is recorded as foreign, and errForeign returned.
-func (s *Local) indexFile(ctx context.Context, path string, fi fs.FileInfo) error {
+// indexFile reads one rollout and records it in the index, returning the
+// row. A file that is not ours is recorded as foreign, and errForeign
+// returned. A failing index is only logged: the row read from the file is
+// still the answer.
+func (s *Local) indexFile(ctx context.Context, path string, fi fs.FileInfo) (*row, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
 	res, err := readRollout(ctx, f, path, s.log, nil)
@@ -76,13 +78,16 @@ func (s *Local) indexFile(ctx context.Context, path string, fi fs.FileInfo) erro
 		if ferr := s.ix.putForeign(ctx, path, fi.Size(), fi.ModTime().UnixNano()); ferr != nil {
 			s.log.Warn("store: index update failed", "path", path, "err", ferr)
 		}
-		return errForeign
+		return nil, errForeign
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r := &row{info: res.info(s.home, path), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	return s.ix.put(ctx, r)
+	if err := s.ix.put(ctx, r); err != nil {
+		s.log.Warn("store: index update failed; a rescan will repair it", "path", path, "err", err)
+	}
+	return r, nil
 }
 
 // Rescan brings the index up to date with the rollout directories: files
@@ -121,7 +126,7 @@ func (s *Local) Rescan(ctx context.Context) (int, error) {
 			return nil
 		}
 		read++
-		err := s.indexFile(ctx, path, fi)
+		_, err := s.indexFile(ctx, path, fi)
 		if err != nil && !errors.Is(err, errForeign) {
 			if ctx.Err() != nil {
 				return ctx.Err()

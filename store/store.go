@@ -23,8 +23,9 @@ type Store interface {
 	Resume(ctx context.Context, id string) (*Thread, Writer, error)
 	// Read rebuilds a stored thread without writing anything.
 	Read(ctx context.Context, id string) (*Thread, error)
-	// Info reports a stored thread's metadata from the index, without
-	// reading its rollout.
+	// Info reports a stored thread's metadata from the index; only a
+	// thread the index does not know (or a failing index) costs a read of
+	// its rollout.
 	Info(ctx context.Context, id string) (agent.ThreadInfo, error)
 	// List pages through stored threads.
 	List(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage, error)

@@ -122,7 +122,7 @@ func (w *fileWriter) append(recs []Record) error {
 
 // materialize creates the file with the meta line and what was pending.
 func (w *fileWriter) materialize() error {
-	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
+	if err := mkdirAllSynced(filepath.Dir(w.path)); err != nil {
 		return fmt.Errorf("store: creating the rollout directory: %w", err)
 	}
 	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
@@ -278,7 +278,31 @@ func lockFile(f *os.File) error {
 	return nil
 }
 
-func syncDir(dir string) error {
+// mkdirAllSynced is os.MkdirAll that also syncs the parent of every
+// directory it creates: a rollout synced into a new day directory is lost
+// with it on a power cut unless the directory's own entry is durable.
+func mkdirAllSynced(dir string) error {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirAllSynced(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			return err
+		}
+	}
+	// Also when another writer made it first: it may not have synced yet.
+	return syncDir(parent)
+}
+
+// syncDir makes dir's entries durable (a variable, so that tests can see
+// which directories are synced).
+var syncDir = func(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

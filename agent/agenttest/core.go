@@ -38,6 +38,9 @@ type Options struct {
 	// Instant completes each turn inside Submit with DefaultTurn's events
 	// (Turn is ignored).
 	Instant bool
+	// InstantDeltas splits an instant turn's answer into this many deltas
+	// (default 1), for benchmarks of notification fan-out.
+	InstantDeltas int
 	// Config is what Core.Config reports; zero fields get defaults.
 	Config agent.Config
 	// Now returns the time events carry; nil uses time.Now.

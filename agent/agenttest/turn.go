@@ -219,8 +219,17 @@ func DefaultTurn(t *Turn) {
 func instantTurnLocked(t *Turn) {
 	id := "msg_" + t.id
 	t.emitLocked(agent.ItemStarted{Item: &agent.AgentMessage{ID: id}})
-	t.emitLocked(agent.AgentMessageDelta{ItemID: id, Delta: "Hello from the mock model."})
-	t.emitLocked(agent.ItemCompleted{Item: &agent.AgentMessage{ID: id, Text: "Hello from the mock model.", Phase: "final_answer"}})
+	text := "Hello from the mock model."
+	if n := t.thread.core.opts.InstantDeltas; n > 1 {
+		text = ""
+		for i := 0; i < n; i++ {
+			t.emitLocked(agent.AgentMessageDelta{ItemID: id, Delta: "word "})
+			text += "word "
+		}
+	} else {
+		t.emitLocked(agent.AgentMessageDelta{ItemID: id, Delta: text})
+	}
+	t.emitLocked(agent.ItemCompleted{Item: &agent.AgentMessage{ID: id, Text: text, Phase: "final_answer"}})
 	t.emitLocked(agent.TokenCount{Info: agent.TokenUsageInfo{
 		Total: agent.TokenUsage{Input: 10, Output: 5, Total: 15}, Last: agent.TokenUsage{Input: 10, Output: 5, Total: 15},
 		ModelContextWindow: 258400}})

@@ -6,7 +6,7 @@ require github.com/coder/websocket v1.8.15
 
 require (
 	github.com/codexd/codexd v0.0.0
-	golang.org/x/sys v0.13.0
+	golang.org/x/sys v0.50.0
 )
 
 require (

@@ -72,6 +72,7 @@ func main() {
 	flag.IntVar(&o.serveChunk, "codexd-chunk", 0, "with -codexd-cpuprofile: codexd's pipe read size (procs.Config.ChunkSize; 0 = its default)")
 	flag.StringVar(&o.memProfile, "codexd-memprofile", "", "with -codexd-cpuprofile: also write codexd's heap profile (allocations included) here at exit")
 	flag.BoolVar(&serverLog, "server-log", false, "copy the servers' stderr to this one's")
+	readFileMiB := flag.Int64("readfile-mib", 0, "instead of the comparison, measure codexd's peak RSS for one fs/readFile of a file this large (MiB)")
 	flag.Parse()
 
 	if o.serveInProcess {
@@ -84,6 +85,9 @@ func main() {
 		if err := loopbackUp(); err != nil {
 			fatalf("bringing up lo: %v", err)
 		}
+	}
+	if *readFileMiB > 0 {
+		os.Exit(readFilePeak(o, *readFileMiB))
 	}
 	os.Exit(run(o))
 }

@@ -40,9 +40,10 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in `bytes`")
 	var cf coreFlags
 	cf.register(fs, true)
-	// Hidden: serve a scripted core that completes every turn at once, so
-	// that benchmarks measure the app-server itself. Never for real use.
-	benchCore := fs.Bool("bench-instant-core", false, "")
+	// Hidden: serve a scripted core that completes every turn at once, its
+	// answer in N deltas, so that benchmarks measure the app-server itself.
+	// Never for real use.
+	benchCore := fs.Int("bench-instant-core", 0, "")
 	fs.Usage = flagUsage(fs, appServerUsage)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -70,8 +71,8 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var core agent.Core
-	if *benchCore {
-		core = agenttest.New(agenttest.Options{Instant: true})
+	if *benchCore > 0 {
+		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
 		defer core.Close()
 	} else {
 		rt, err := cf.open(ctx, "codexd_app_server", log)

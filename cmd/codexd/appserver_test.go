@@ -16,7 +16,7 @@ func TestAppServerUsage(t *testing.T) {
 		{[]string{"app-server", "--sandbox", "bogus"}, 2, "want read-only"},
 		{[]string{"app-server", "-c", "model_provider=nope"}, 1, "nope"},
 		{[]string{"app-server", "--listen", "tcp://x"}, 2, "unknown scheme"},
-		{[]string{"app-server", "--listen", "ws://0.0.0.0:0", "--bench-instant-core"}, 2, "--insecure-no-auth"},
+		{[]string{"app-server", "--listen", "ws://0.0.0.0:0", "--bench-instant-core", "1"}, 2, "--insecure-no-auth"},
 		{[]string{"app-server", "extra"}, 2, "unexpected argument"},
 	}
 	for _, tc := range cases {
@@ -37,7 +37,7 @@ func TestAppServerOverStdio(t *testing.T) {
 	in := strings.NewReader(`{"method":"thread/list","id":1,"params":{}}` + "\n" +
 		`{"method":"initialize","id":2,"params":{"clientInfo":{"name":"t","version":"1"}}}` + "\n")
 	var out, errb bytes.Buffer
-	if code := run([]string{"app-server", "--bench-instant-core"}, in, &out, &errb); code != 0 {
+	if code := run([]string{"app-server", "--bench-instant-core", "1"}, in, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

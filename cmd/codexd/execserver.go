@@ -24,6 +24,7 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	fs.Var(&roots, "root", "confine fs paths and process cwd to `DIR` (repeatable)")
 	tokenFile := fs.String("auth-token-file", "", "require this bearer token on WebSocket upgrades")
 	insecureNoAuth := fs.Bool("insecure-no-auth", false, "allow a ws:// listener on an address other than loopback without --auth-token-file")
+	cgroupRoot := fs.String("cgroup-root", "", "give each process a cgroup under this delegated cgroup v2 `DIR`, killed with cgroup.kill")
 	ttl := fs.Duration("session-ttl", execserver.DefaultSessionTTL, "how long a detached session keeps its processes")
 	maxMessage := fs.Int64("max-message", jsonrpc.DefaultMaxMessage, "largest inbound message, in bytes")
 	httpTimeout := fs.Duration("http-timeout", execserver.DefaultHTTPTimeout, "timeout of an http/request that names none")
@@ -43,6 +44,7 @@ func runExecServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	cfg := execserver.Config{Roots: roots, SessionTTL: *ttl, MaxMessage: *maxMessage, InsecureNoAuth: *insecureNoAuth,
 		HTTP: httpreq.Config{DefaultTimeout: *httpTimeout, MaxBodyBytes: *httpMaxBody}}
+	cfg.Procs.CgroupRoot = *cgroupRoot
 	if *tokenFile != "" {
 		if cfg.AuthToken, err = rpcserve.ReadAuthToken(*tokenFile); err != nil {
 			fmt.Fprintln(stderr, "codexd exec-server:", err)

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/codexd/codexd/execcli"
+	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/mockmodel"
 	"github.com/codexd/codexd/sandbox"
 )
@@ -59,6 +60,15 @@ func main() {
 	// A command wrapped by sandbox.Wrap re-executes codexd as its helper:
 	// confine and exec it before anything else runs.
 	sandbox.RunHelperIfRequested()
+	if len(os.Args) > 1 && os.Args[1] == "exec-server" {
+		// Every child of this process is started by the exec-server:
+		// orphans of their descendants come back to it, to be reaped and
+		// killed with their session (or the server). (Here rather than in
+		// run, which tests call in their own process.)
+		if err := procs.EnableSubreaper(); err != nil {
+			fmt.Fprintln(os.Stderr, "codexd exec-server: cannot become a child subreaper:", err)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

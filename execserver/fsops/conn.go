@@ -147,9 +147,9 @@ func (s *Service) openForHandle(uri string, write bool) (*os.File, error) {
 	}
 	// O_NONBLOCK keeps a FIFO from hanging the open; it does not change
 	// writes to a regular file.
-	f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o666)
+	f, err := t.path.openFile(os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o666)
 	if err != nil {
-		return nil, osError(err)
+		return nil, placeError(err, t.given)
 	}
 	fi, err := f.Stat()
 	if err != nil {

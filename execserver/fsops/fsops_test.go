@@ -47,6 +47,7 @@ func newEnv(t *testing.T, mutate ...func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Release() })
 	return &env{t: t, root: root, home: home, svc: svc}
 }
 

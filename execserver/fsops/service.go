@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -9,11 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/codexd/codexd/execproto"
 )
@@ -42,8 +41,8 @@ type Config struct {
 	Roots []string
 	// HomeDir is never removed; empty means os.UserHomeDir.
 	HomeDir string
-	// MountInfo is the mount table read before a removal; empty means
-	// /proc/self/mountinfo.
+	// MountInfo is the mount table read before a removal; empty means the
+	// process's own (/proc/self/mountinfo on Linux, getfsstat on macOS).
 	MountInfo string
 	// Limits; zero means Codex's value.
 	MaxReadFileBytes int64
@@ -55,13 +54,14 @@ type Config struct {
 // Service carries out the fs methods. It is safe for concurrent use; state
 // that belongs to a connection (handles, watches) lives in a ConnState.
 type Service struct {
-	roots     []string
-	home      string
-	mountInfo string
-	maxRead   int64
-	maxBlock  int
-	maxHandle int
-	maxWatch  int
+	roots       []string
+	rootHandles []*os.Root // one per root, in the same order
+	home        string
+	mountInfo   string
+	maxRead     int64
+	maxBlock    int
+	maxHandle   int
+	maxWatch    int
 }
 
 // New checks and canonicalises cfg.Roots and returns a Service.
@@ -73,9 +73,7 @@ func New(cfg Config) (*Service, error) {
 		maxHandle: cfg.MaxHandles,
 		maxWatch:  cfg.MaxWatches,
 	}
-	if s.mountInfo == "" {
-		s.mountInfo = "/proc/self/mountinfo"
-	}
+
 	if s.maxRead <= 0 {
 		s.maxRead = DefaultMaxReadFileBytes
 	}
@@ -106,6 +104,18 @@ func New(cfg Config) (*Service, error) {
 		}
 		s.roots = append(s.roots, canon)
 	}
+	// The most specific root first, so that a path in nested roots is
+	// opened through the nearest one.
+	slices.SortStableFunc(s.roots, func(a, b string) int { return len(b) - len(a) })
+	s.roots = slices.Compact(s.roots)
+	for _, r := range s.roots {
+		h, err := os.OpenRoot(r)
+		if err != nil {
+			s.Release()
+			return nil, fmt.Errorf("fsops: root %q: %w", r, err)
+		}
+		s.rootHandles = append(s.rootHandles, h)
+	}
 	home := cfg.HomeDir
 	if home == "" {
 		home, _ = os.UserHomeDir()
@@ -117,6 +127,15 @@ func New(cfg Config) (*Service, error) {
 		s.home = filepath.Clean(home)
 	}
 	return s, nil
+}
+
+// Release releases the roots' handles. The Service must not be used after.
+func (s *Service) Release() error {
+	for _, h := range s.rootHandles {
+		h.Close()
+	}
+	s.rootHandles = nil
+	return nil
 }
 
 // Roots returns the canonical roots (nil when unconfined).
@@ -134,6 +153,38 @@ func (s *Service) CheckPath(path string) error {
 		return osError(err)
 	}
 	return s.confine(path, resolved)
+}
+
+// OpenDir resolves a native absolute path as CheckPath does and opens the
+// directory it names through its root, for use as a process's working
+// directory: the child changes into this very directory, whatever the path
+// names by the time it starts. A refusal by the roots is an *Error; an
+// error of the open itself is returned as the os package reports it.
+func (s *Service) OpenDir(path string) (*os.File, error) {
+	if !filepath.IsAbs(path) {
+		return nil, invalidRequest("path `%s` is not absolute", path)
+	}
+	resolved, err := resolvePath(path, true)
+	if err != nil {
+		return nil, osError(err)
+	}
+	if err := s.confine(path, resolved); err != nil {
+		return nil, err
+	}
+	pl, err := s.placeOf(resolved)
+	if err != nil {
+		return nil, err
+	}
+	f, err := pl.openFile(os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		if e, ok := placeError(err, path).(*Error); ok && e.Code == CodeInvalidRequest && strings.Contains(e.Message, "allowed roots") {
+			return nil, e
+		}
+		// Not found, not a directory, no permission: the caller reports
+		// it as the spawn would have.
+		return nil, err
+	}
+	return f, nil
 }
 
 // CheckURI is CheckPath for a `file://` URI; it returns the native path.
@@ -166,9 +217,9 @@ type target struct {
 	given string // as the client named it (after URI parsing)
 	// link has every component but the last resolved: the name of the
 	// entry itself, for operations that must not follow a final symlink.
-	link string
+	link place
 	// path is fully resolved: what a following operation reaches.
-	path string
+	path place
 }
 
 // locate parses and resolves a URI and enforces the roots on what the
@@ -190,21 +241,33 @@ func (s *Service) locate(uri string, follow bool, needFull bool) (target, error)
 		if err := s.confine(clean, clean); err != nil {
 			return target{}, err
 		}
-		return target{given: p, link: clean, path: clean}, nil
+		pl, err := s.placeOf(clean)
+		if err != nil {
+			return target{}, err
+		}
+		return target{given: p, link: pl, path: pl}, nil
 	}
 	t := target{given: p}
-	if t.link, err = resolvePath(p, false); err != nil {
+	link, err := resolvePath(p, false)
+	if err != nil {
 		return target{}, osError(err)
 	}
-	if err := s.confine(p, t.link); err != nil {
+	if err := s.confine(p, link); err != nil {
+		return target{}, err
+	}
+	if t.link, err = s.placeOf(link); err != nil {
 		return target{}, err
 	}
 	t.path = t.link
 	if needFull {
-		if t.path, err = resolvePath(p, true); err != nil {
+		full, err := resolvePath(p, true)
+		if err != nil {
 			return target{}, osError(err)
 		}
-		if err := s.confine(p, t.path); err != nil {
+		if err := s.confine(p, full); err != nil {
+			return target{}, err
+		}
+		if t.path, err = s.placeOf(full); err != nil {
 			return target{}, err
 		}
 	}
@@ -220,14 +283,14 @@ func boolOr(p *bool, def bool) bool {
 
 // openRegular opens a regular file for reading without blocking on a FIFO
 // or device, which Codex would hang on.
-func openRegular(path string, noFollow bool, display string) (*os.File, fs.FileInfo, error) {
+func openRegular(pl place, noFollow bool, display string) (*os.File, fs.FileInfo, error) {
 	flags := os.O_RDONLY | syscall.O_NONBLOCK
 	if noFollow {
 		flags |= syscall.O_NOFOLLOW
 	}
-	f, err := os.OpenFile(path, flags, 0)
+	f, err := pl.openFile(flags, 0)
 	if err != nil {
-		return nil, nil, osError(err)
+		return nil, nil, placeError(err, display)
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -253,38 +316,94 @@ func finalSymlinkLoops(err error) error {
 	return err
 }
 
-// ReadFile implements fs/readFile.
-func (s *Service) ReadFile(ctx context.Context, p execproto.FsReadFileParams) (execproto.FsReadFileResponse, error) {
+// FileReader is an open file for fs/readFile, read in two steps so that
+// the caller can make room for the response (OpenReadFile) before the
+// contents are read (AppendBase64).
+type FileReader struct {
+	f    *os.File
+	size int64
+	max  int64
+}
+
+// Size is the file's size when it was opened (0 for files such as those in
+// /proc, which are read to their end all the same).
+func (r *FileReader) Size() int64 { return r.size }
+
+// Close closes the file.
+func (r *FileReader) Close() error { return r.f.Close() }
+
+// readChunk is how much AppendBase64 reads at once: a multiple of 3, so
+// that the encodings of the chunks join into the encoding of the whole.
+const readChunk = 3 * 64 << 10
+
+// AppendBase64 reads the file to its end and appends its contents, base64
+// encoded, to dst. The file is read and encoded a chunk at a time, so its
+// raw bytes are never held whole: a file of n bytes costs the 4n/3 of its
+// encoding. More than the limit is refused, even where the size said less.
+func (r *FileReader) AppendBase64(dst []byte) ([]byte, error) {
+	buf := make([]byte, readChunk)
+	var total int64
+	for {
+		n, err := io.ReadFull(r.f, buf)
+		total += int64(n)
+		if total > r.max {
+			return dst, tooLarge(r.max)
+		}
+		dst = appendBase64(dst, buf[:n])
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return dst, nil
+		default:
+			return dst, osError(err)
+		}
+	}
+}
+
+// EncodedLen is the length of the base64 encoding of n bytes.
+func EncodedLen(n int64) int64 { return (n + 2) / 3 * 4 }
+
+// OpenReadFile is the first step of fs/readFile: it finds and opens the
+// file, and refuses one whose size is over the limit.
+func (s *Service) OpenReadFile(ctx context.Context, p execproto.FsReadFileParams) (*FileReader, error) {
 	follow := boolOr(p.FollowSymlinks, true)
 	t, err := s.locate(p.Path, follow, true)
 	if err != nil {
-		return execproto.FsReadFileResponse{}, finalSymlinkLoops(err)
+		return nil, finalSymlinkLoops(err)
 	}
 	f, fi, err := openRegular(t.path, !follow, t.given)
 	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > s.maxRead {
+		f.Close()
+		return nil, tooLarge(s.maxRead)
+	}
+	return &FileReader{f: f, size: fi.Size(), max: s.maxRead}, nil
+}
+
+// ReadFile implements fs/readFile in one step.
+func (s *Service) ReadFile(ctx context.Context, p execproto.FsReadFileParams) (execproto.FsReadFileResponse, error) {
+	r, err := s.OpenReadFile(ctx, p)
+	if err != nil {
 		return execproto.FsReadFileResponse{}, err
 	}
-	defer f.Close()
-	if fi.Size() > s.maxRead {
-		return execproto.FsReadFileResponse{}, tooLarge(s.maxRead)
-	}
-	// Files in /proc report size 0, so the limit is enforced on the bytes
-	// read too.
-	data, err := io.ReadAll(io.LimitReader(f, s.maxRead+1))
+	defer r.Close()
+	b, err := r.AppendBase64(make([]byte, 0, EncodedLen(r.Size())))
 	if err != nil {
-		return execproto.FsReadFileResponse{}, osError(err)
+		return execproto.FsReadFileResponse{}, err
 	}
-	if int64(len(data)) > s.maxRead {
-		return execproto.FsReadFileResponse{}, tooLarge(s.maxRead)
-	}
-	return execproto.FsReadFileResponse{DataBase64: base64.StdEncoding.EncodeToString(data)}, nil
+	return execproto.FsReadFileResponse{DataBase64: string(b)}, nil
 }
 
 func tooLarge(limit int64) *Error {
 	return invalidRequest("file is too large to read: limit is %d bytes", limit)
 }
 
-// WriteFile implements fs/writeFile: create or truncate, then write.
+// WriteFile implements fs/writeFile: create or truncate, then write. The
+// data lands in a regular file, or, for a FIFO or a device, is written for
+// as long as ctx allows.
 func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) (execproto.FsWriteFileResponse, error) {
 	// Codex's decoder is strict: padding required, no bits set past the
 	// end of the data.
@@ -300,15 +419,22 @@ func (s *Service) WriteFile(ctx context.Context, p execproto.FsWriteFileParams) 
 	if err != nil {
 		return execproto.FsWriteFileResponse{}, finalSymlinkLoops(err)
 	}
+	// O_NONBLOCK keeps the open of a FIFO nobody reads from hanging (it
+	// fails instead); writes to a regular file are unaffected.
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NONBLOCK
 	if !follow {
 		flags |= syscall.O_NOFOLLOW
 	}
-	f, err := os.OpenFile(t.path, flags, 0o666)
+	f, err := t.path.openFile(flags, 0o666)
 	if err != nil {
+		return execproto.FsWriteFileResponse{}, placeError(err, t.given)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
 		return execproto.FsWriteFileResponse{}, osError(err)
 	}
-	_, werr := f.Write(data)
+	werr := writeAll(ctx, f, fi, bytes.NewReader(data))
 	cerr := f.Close()
 	if werr != nil {
 		return execproto.FsWriteFileResponse{}, osError(werr)
@@ -336,44 +462,14 @@ func (s *Service) CreateDirectory(ctx context.Context, p execproto.FsCreateDirec
 		return execproto.FsCreateDirectoryResponse{}, err
 	}
 	if recursive {
-		err = createDirAll(t.path)
+		err = t.path.createDirAll()
 	} else {
-		err = os.Mkdir(t.path, 0o777)
+		err = t.path.mkdir(0o777)
 	}
 	if err != nil {
-		return execproto.FsCreateDirectoryResponse{}, osError(err)
+		return execproto.FsCreateDirectoryResponse{}, placeError(err, t.given)
 	}
 	return execproto.FsCreateDirectoryResponse{}, nil
-}
-
-// createDirAll is Rust's create_dir_all, which Codex uses: unlike
-// os.MkdirAll, an existing non-directory at p is EEXIST (mkdir's own
-// answer), not ENOTDIR.
-func createDirAll(p string) error {
-	err := syscall.Mkdir(p, 0o777)
-	switch {
-	case err == nil:
-		return nil
-	case err == syscall.ENOENT:
-	case isDir(p):
-		return nil
-	default:
-		return &os.PathError{Op: "mkdir", Path: p, Err: err}
-	}
-	if parent := filepath.Dir(p); parent != p {
-		if err := createDirAll(parent); err != nil {
-			return err
-		}
-	}
-	if err := syscall.Mkdir(p, 0o777); err != nil && !isDir(p) {
-		return &os.PathError{Op: "mkdir", Path: p, Err: err}
-	}
-	return nil
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // GetMetadata implements fs/getMetadata.
@@ -383,14 +479,14 @@ func (s *Service) GetMetadata(ctx context.Context, p execproto.FsGetMetadataPara
 	if err != nil {
 		return execproto.FsGetMetadataResponse{}, err
 	}
-	lfi, err := os.Lstat(t.link)
+	lfi, lbirth, err := statPlace(t.link, false)
 	if err != nil {
-		return execproto.FsGetMetadataResponse{}, osError(err)
+		return execproto.FsGetMetadataResponse{}, placeError(err, t.given)
 	}
-	fi := lfi
+	fi, birth := lfi, lbirth
 	if follow && lfi.Mode()&fs.ModeSymlink != 0 {
-		if fi, err = os.Stat(t.path); err != nil {
-			return execproto.FsGetMetadataResponse{}, osError(err)
+		if fi, birth, err = statPlace(t.path, true); err != nil {
+			return execproto.FsGetMetadataResponse{}, placeError(err, t.given)
 		}
 	}
 	return execproto.FsGetMetadataResponse{
@@ -398,22 +494,9 @@ func (s *Service) GetMetadata(ctx context.Context, p execproto.FsGetMetadataPara
 		IsFile:       fi.Mode().IsRegular(),
 		IsSymlink:    lfi.Mode()&fs.ModeSymlink != 0,
 		Size:         uint64(fi.Size()),
-		CreatedAtMs:  birthTimeMs(t.path),
+		CreatedAtMs:  birth,
 		ModifiedAtMs: fi.ModTime().UnixMilli(),
 	}, nil
-}
-
-// birthTimeMs returns the creation time where the filesystem records one,
-// else 0 as Codex does.
-func birthTimeMs(path string) int64 {
-	var stx unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_BTIME, &stx); err != nil {
-		return 0
-	}
-	if stx.Mask&unix.STATX_BTIME == 0 {
-		return 0
-	}
-	return time.Unix(stx.Btime.Sec, int64(stx.Btime.Nsec)).UnixMilli()
 }
 
 // Canonicalize implements fs/canonicalize: the path must exist.
@@ -422,7 +505,7 @@ func (s *Service) Canonicalize(ctx context.Context, p execproto.FsCanonicalizePa
 	if err != nil {
 		return execproto.FsCanonicalizeResponse{}, err
 	}
-	canon, err := filepath.EvalSymlinks(t.path)
+	canon, err := filepath.EvalSymlinks(t.path.abs)
 	if err != nil {
 		return execproto.FsCanonicalizeResponse{}, osError(err)
 	}
@@ -440,28 +523,34 @@ func (s *Service) ReadDirectory(ctx context.Context, p execproto.FsReadDirectory
 	if err != nil {
 		return execproto.FsReadDirectoryResponse{}, err
 	}
-	des, err := readDirUnsorted(t.path)
+	des, err := t.path.readDir()
 	if err != nil {
-		return execproto.FsReadDirectoryResponse{}, osError(err)
+		return execproto.FsReadDirectoryResponse{}, placeError(err, t.given)
 	}
 	entries := make([]execproto.FsReadDirectoryEntry, 0, len(des))
 	for _, de := range des {
 		if err := ctx.Err(); err != nil {
 			return execproto.FsReadDirectoryResponse{}, internal("%v", err)
 		}
-		full := filepath.Join(t.path, de.Name())
 		e := execproto.FsReadDirectoryEntry{FileName: de.Name()}
 		if de.Type()&fs.ModeSymlink != 0 {
+			full := filepath.Join(t.path.abs, de.Name())
 			resolved, err := resolvePath(full, true)
 			if err != nil {
 				continue
 			}
-			fi, err := os.Stat(resolved)
-			if err != nil {
-				continue
-			}
 			if s.confine(full, resolved) == nil {
+				pl, err := s.placeOf(resolved)
+				if err != nil {
+					continue
+				}
+				fi, err := pl.stat()
+				if err != nil {
+					continue
+				}
 				e.IsDirectory, e.IsFile = fi.IsDir(), fi.Mode().IsRegular()
+			} else if _, err := os.Stat(resolved); err != nil {
+				continue // dangling, as Codex skips it
 			}
 		} else {
 			e.IsDirectory, e.IsFile = de.IsDir(), de.Type().IsRegular()
@@ -469,17 +558,6 @@ func (s *Service) ReadDirectory(ctx context.Context, p execproto.FsReadDirectory
 		entries = append(entries, e)
 	}
 	return execproto.FsReadDirectoryResponse{Entries: entries}, nil
-}
-
-// readDirUnsorted lists a directory in the order the filesystem gives, as
-// Codex does (os.ReadDir sorts by name).
-func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
 }
 
 // Remove implements fs/remove: recursive and forced by default. A symlink
@@ -496,29 +574,27 @@ func (s *Service) Remove(ctx context.Context, p execproto.FsRemoveParams) (execp
 	if err != nil {
 		return execproto.FsRemoveResponse{}, err
 	}
-	fi, err := os.Lstat(t.link)
+	fi, err := t.link.lstat()
 	if err != nil {
 		if force && errors.Is(err, fs.ErrNotExist) {
 			return execproto.FsRemoveResponse{}, nil
 		}
-		return execproto.FsRemoveResponse{}, osError(err)
+		return execproto.FsRemoveResponse{}, placeError(err, t.given)
 	}
 	isDir := fi.IsDir()
-	if err := s.protectRemoval(t.link, isDir); err != nil {
+	if err := s.protectRemoval(t.link.abs, isDir); err != nil {
 		return execproto.FsRemoveResponse{}, err
 	}
 	switch {
-	case !isDir:
-		err = syscall.Unlink(t.link)
-	case !recursive:
-		err = syscall.Rmdir(t.link)
+	case !isDir, !recursive:
+		err = t.link.remove()
 	default:
-		// os.RemoveAll removes symlinks inside the tree without following
+		// RemoveAll removes symlinks inside the tree without following
 		// them; mount points inside were refused above.
-		err = os.RemoveAll(t.link)
+		err = t.link.removeAll()
 	}
 	if err != nil {
-		return execproto.FsRemoveResponse{}, osError(err)
+		return execproto.FsRemoveResponse{}, placeError(err, t.given)
 	}
 	return execproto.FsRemoveResponse{}, nil
 }
@@ -537,7 +613,7 @@ func (s *Service) protectRemoval(path string, isDir bool) error {
 	if s.home != "" && within(s.home, path) {
 		return invalidRequest("refusing to remove `%s`: it is or contains the home directory `%s`", path, s.home)
 	}
-	mounts, err := readMountPoints(s.mountInfo)
+	mounts, err := mountPoints(s.mountInfo)
 	if err != nil {
 		return internal("refusing to remove `%s`: cannot read the mount table: %v", path, err)
 	}

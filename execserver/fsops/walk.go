@@ -3,8 +3,6 @@ package fsops
 import (
 	"context"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -24,7 +22,7 @@ const (
 
 type walkDir struct {
 	shown string // path as reported: the given root joined with names
-	real  string // resolved path that is read
+	real  place  // resolved directory that is read
 	depth uint64
 }
 
@@ -47,16 +45,16 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 	if err != nil {
 		return out, err
 	}
-	lfi, err := os.Lstat(t.link)
+	lfi, err := t.link.lstat()
 	if err != nil {
-		return out, osError(err)
+		return out, placeError(err, t.given)
 	}
 	if lfi.Mode()&fs.ModeSymlink != 0 && !o.FollowDirectorySymlinks {
 		return out, nil
 	}
-	fi, err := os.Stat(t.path)
+	fi, err := t.path.stat()
 	if err != nil {
-		return out, osError(err)
+		return out, placeError(err, t.given)
 	}
 	if !fi.IsDir() {
 		return out, nil
@@ -67,7 +65,7 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 		shownRoot = strings.TrimSuffix(shownRoot, "/")
 	}
 	queue := []walkDir{{shown: shownRoot, real: t.path}}
-	visited := map[string]bool{t.path: true}
+	visited := map[string]bool{t.path.abs: true}
 	dirs, entries, bytes := uint64(1), uint64(0), 0
 	reserve := func(n int) bool {
 		if bytes+n+walkItemOverhead > maxWalkResponseBytes {
@@ -84,10 +82,10 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 		}
 		dir := queue[0]
 		queue = queue[1:]
-		des, err := os.ReadDir(dir.real)
+		des, err := dir.real.readDir()
 		if err != nil {
 			uri := execproto.PathURI(dir.shown)
-			msg := osError(err).Error()
+			msg := placeError(err, dir.shown).Error()
 			if !reserve(len(uri) + len(msg)) {
 				return out, nil
 			}
@@ -102,8 +100,7 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 			}
 			entries++
 			shown := joinShown(dir.shown, de.Name())
-			real := filepath.Join(dir.real, de.Name())
-			kind, next, ok := s.walkKind(de, real, o.FollowDirectorySymlinks)
+			kind, next, ok := s.walkKind(de, dir.real.child(de.Name()), o.FollowDirectorySymlinks)
 			if !ok {
 				continue
 			}
@@ -118,10 +115,10 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 			if o.PruneHiddenDirectories && strings.HasPrefix(de.Name(), ".") {
 				continue
 			}
-			if visited[next] {
+			if visited[next.abs] {
 				continue
 			}
-			visited[next] = true
+			visited[next.abs] = true
 			if dirs == o.MaxDirectories {
 				out.Truncated = true
 				continue
@@ -141,22 +138,26 @@ func joinShown(dir, name string) string {
 }
 
 // walkKind classifies an entry; next is the directory to descend into.
-func (s *Service) walkKind(de fs.DirEntry, real string, follow bool) (execproto.WalkEntryKind, string, bool) {
+func (s *Service) walkKind(de fs.DirEntry, real place, follow bool) (execproto.WalkEntryKind, place, bool) {
 	switch t := de.Type(); {
 	case t.IsDir():
 		return execproto.WalkEntryDirectory, real, true
 	case t.IsRegular():
-		return execproto.WalkEntryFile, "", true
+		return execproto.WalkEntryFile, place{}, true
 	case t&fs.ModeSymlink != 0 && follow:
-		resolved, err := resolvePath(real, true)
-		if err != nil || s.confine(real, resolved) != nil {
-			return "", "", false
+		resolved, err := resolvePath(real.abs, true)
+		if err != nil || s.confine(real.abs, resolved) != nil {
+			return "", place{}, false
 		}
-		fi, err := os.Stat(resolved)
+		pl, err := s.placeOf(resolved)
+		if err != nil {
+			return "", place{}, false
+		}
+		fi, err := pl.stat()
 		if err != nil || !fi.IsDir() {
-			return "", "", false
+			return "", place{}, false
 		}
-		return execproto.WalkEntryDirectory, resolved, true
+		return execproto.WalkEntryDirectory, pl, true
 	}
-	return "", "", false
+	return "", place{}, false
 }

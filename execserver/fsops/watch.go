@@ -57,15 +57,15 @@ func (s *Service) WatchMissing(ctx context.Context, c *ConnState, p execproto.Fs
 		if err != nil {
 			return execproto.FsWatchMissingResponse{}, err
 		}
-		if _, err := os.Lstat(t.link); err == nil {
+		if _, err := t.link.lstat(); err == nil {
 			watchable = false
 			continue
 		}
-		if _, ok := nearestDir(t.path); !ok {
+		if _, ok := nearestDir(t.path.abs); !ok {
 			watchable = false
 			continue
 		}
-		paths = append(paths, t.path)
+		paths = append(paths, t.path.abs)
 	}
 	if !watchable {
 		paths = nil

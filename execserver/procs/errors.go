@@ -123,3 +123,7 @@ func (e *Error) RPCCode() int64 {
 	}
 	return -32600
 }
+
+// SpawnFailure is the error Start returns when the child cannot be started
+// because of err (for a working directory the caller opened itself).
+func SpawnFailure(id string, err error) error { return spawnError(id, err) }

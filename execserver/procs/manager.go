@@ -3,6 +3,7 @@ package procs
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +49,12 @@ type Config struct {
 	WriteIDs   int
 	KillGrace  time.Duration
 	Rows, Cols uint16
+	// CgroupRoot, when set, is a cgroup v2 directory delegated to this
+	// process (see CheckCgroupRoot): each manager gets a cgroup in it and
+	// each process one in that, and KillAll and Terminate kill them with
+	// cgroup.kill, which reaches everything a process started, however it
+	// left its group. Nothing is created or written outside it.
+	CgroupRoot string
 }
 
 func (c Config) withDefaults() Config {
@@ -87,10 +94,24 @@ type Manager struct {
 	live   map[*Process]struct{} // started and not yet closed
 	closed bool
 
+	// Leaders that exited and closed but are not reaped yet: each pins its
+	// group id while the group may have members (see group_linux.go).
+	// They outlive their Process's TTL if need be.
+	pins      map[*Process]struct{}
+	sweeping  bool          // a sweepPins goroutine runs
+	sweepKick chan struct{} // wakes it early: new pins (buffered, 1)
+	sweepStop chan struct{} // closed by Close
+	sweepDone sync.WaitGroup
+	unpinned  chan struct{} // closed and replaced when pins shrink
+	reaping   int           // leaders taken out of pins, being reaped
+	killing   int           // KillAll calls reading the tree: reap nothing
+
 	inflight  sync.WaitGroup // Start calls past the closed check
 	closeOnce sync.Once
 
 	grownPipes atomic.Int32 // pipes of running children grown by growPipe
+
+	cg cgroups // under Config.CgroupRoot; guarded by mu
 
 	// onExpire, if set before use, runs when a TTL releases an id (tests).
 	onExpire func(id string)
@@ -99,9 +120,14 @@ type Manager struct {
 // NewManager returns an empty manager.
 func NewManager(cfg Config) *Manager {
 	return &Manager{
-		cfg:   cfg.withDefaults(),
-		procs: make(map[string]*Process),
-		live:  make(map[*Process]struct{}),
+		cfg:       cfg.withDefaults(),
+		procs:     make(map[string]*Process),
+		live:      make(map[*Process]struct{}),
+		pins:      make(map[*Process]struct{}),
+		sweepKick: make(chan struct{}, 1),
+		sweepStop: make(chan struct{}),
+		unpinned:  make(chan struct{}),
+		cg:        cgroups{root: cfg.CgroupRoot},
 	}
 }
 
@@ -123,6 +149,16 @@ func (m *Manager) Start(opts StartOptions) (*Process, error) {
 		m.mu.Unlock()
 		return nil, errDuplicate(opts.ID)
 	}
+	var cgFile *os.File
+	if m.cg.root != "" {
+		dir, f, err := m.cg.newProcess()
+		if err != nil {
+			m.mu.Unlock()
+			return nil, newError(ErrSpawn, opts.ID, "cannot create the process's cgroup: "+rustIOMessage(err), err)
+		}
+		p.cgroup, cgFile = dir, f
+		defer cgFile.Close()
+	}
 	p.starting = true
 	m.procs[opts.ID] = p
 	m.inflight.Add(1)
@@ -133,8 +169,9 @@ func (m *Manager) Start(opts StartOptions) (*Process, error) {
 	if opts.Rows > 0 && opts.Cols > 0 {
 		rows, cols = opts.Rows, opts.Cols
 	}
-	sp, err := spawn(&opts, rows, cols)
+	sp, err := spawnTracked(&opts, rows, cols, cgFile)
 	if err != nil {
+		_ = removeCgroup(p.cgroup, 0)
 		m.mu.Lock()
 		if m.procs[opts.ID] == p {
 			delete(m.procs, opts.ID)
@@ -253,6 +290,9 @@ func (m *Manager) Terminate(id string) bool {
 // processClosed runs once per process, when it closes: it starts the TTL
 // after which the id is released.
 func (m *Manager) processClosed(p *Process) {
+	// The process's cgroup goes when it is empty; one that still holds
+	// descendants is killed and removed with the manager's.
+	_ = removeCgroup(p.cgroup, 0)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.live, p)
@@ -271,35 +311,45 @@ func (m *Manager) processClosed(p *Process) {
 	})
 }
 
-// KillAll kills the process group of every process, waits until each one
-// has been reaped and closed, and returns. Output that a descendant outside
-// the group still holds open is cut after Config.KillGrace. Processes stay
-// readable (as closed) until their TTL.
+// KillAll kills every process of the manager and what they started: the
+// process group of every leader not yet reaped (running, exited, or
+// closed with members left), the members of their sessions in other
+// groups, and the descendants that left with setsid while their parents
+// are still there to lead to them (group_linux.go). Then it waits until
+// each running process has been closed, and reaps every leader. Output
+// that a process out of reach still holds open is cut after
+// Config.KillGrace. Processes stay readable (as closed) until their TTL.
 func (m *Manager) KillAll() {
 	m.mu.Lock()
 	live := make([]*Process, 0, len(m.live))
 	for p := range m.live {
 		live = append(live, p)
 	}
-	var retained []*Process
+	var unreaped []*Process
 	for _, p := range m.procs {
-		if _, ok := m.live[p]; !ok && !p.starting {
-			retained = append(retained, p)
+		if !p.starting {
+			unreaped = append(unreaped, p)
 		}
 	}
+	for p := range m.pins {
+		if m.procs[p.id] != p {
+			unreaped = append(unreaped, p) // past its TTL, still pinned
+		}
+	}
+	cgDir := m.cg.dir
+	// While the tree is read and killed, no leader is reaped: a group id
+	// taken from a pinned leader must keep naming our group until the end.
+	m.killing++
 	m.mu.Unlock()
 
-	for _, p := range live {
-		p.Terminate()
-	}
-	// A closed process's leader is reaped, but members of its group that
-	// closed their output may still run. Its pid may have been reused since
-	// by a new group leader (of another session, even), so the group is not
-	// signalled as a whole: only members other than a leader are killed,
-	// one by one.
-	for _, p := range retained {
-		killGroupMembers(p.pid)
-	}
+	// cgroup.kill reaches everything, escaped or not, at once; the groups
+	// are still killed the usual way, for processes started before, or
+	// without, a cgroup.
+	_ = killCgroup(cgDir)
+	killGroups(unreaped)
+	m.mu.Lock()
+	m.killing--
+	m.mu.Unlock()
 
 	grace := time.NewTimer(m.cfg.KillGrace)
 	defer grace.Stop()
@@ -326,6 +376,193 @@ func (m *Manager) KillAll() {
 	for _, p := range live {
 		<-p.done
 	}
+	// Everything was killed: the leaders need no pinning any more.
+	m.mu.Lock()
+	pins := make([]*Process, 0, len(m.pins))
+	for p := range m.pins {
+		pins = append(pins, p)
+	}
+	clear(m.pins)
+	m.reaping += len(pins)
+	m.mu.Unlock()
+	for _, p := range pins {
+		p.reap()
+	}
+	m.mu.Lock()
+	m.reaping -= len(pins)
+	if len(pins) > 0 {
+		close(m.unpinned)
+		m.unpinned = make(chan struct{})
+	}
+	m.mu.Unlock()
+}
+
+// pinned reports how many closed processes' leaders are kept unreaped, and
+// a channel closed when that number next shrinks.
+func (m *Manager) pinned() (int, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.pins) + m.reaping, m.unpinned
+}
+
+// killGroups kills the groups of ps whose leaders are not reaped, with
+// what belongs to them out of reach of kill(-G). Everything is stopped
+// first, so that nothing forks or escapes while the tree is read.
+func killGroups(ps []*Process) {
+	ids := map[int]bool{}
+	var held []*Process
+	for _, p := range ps {
+		p.mu.Lock()
+		if !p.reaped && p.pid > 0 {
+			ids[p.pid] = true
+			held = append(held, p)
+			_ = p.signalGroup(syscall.SIGSTOP)
+		}
+		p.mu.Unlock()
+	}
+	if len(ids) == 0 {
+		return
+	}
+	others := stopTree(ids)
+	for _, p := range held {
+		p.mu.Lock()
+		_ = p.signalGroup(syscall.SIGKILL)
+		p.mu.Unlock()
+	}
+	for _, in := range others {
+		signalVerified(in, syscall.SIGKILL)
+	}
+}
+
+// pin takes a closed process's leader, not yet reaped: it is reaped at once
+// when nothing of its group or session runs, or kept (pinned) until then.
+// The check reads all of /proc, so it is done for many processes at once,
+// by sweepPins.
+func (m *Manager) pin(p *Process) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pins[p] = struct{}{}
+	select {
+	case <-m.sweepStop:
+		return // closing: Close's KillAll reaps it
+	default:
+	}
+	select {
+	case m.sweepKick <- struct{}{}:
+	default:
+	}
+	if !m.sweeping {
+		m.sweeping = true
+		m.sweepDone.Add(1)
+		go m.sweepPins()
+	}
+}
+
+// Pacing of sweepPins: pins that arrive together are checked together, at
+// most every sweepBatch; a group that still has members is checked again
+// after sweepRetry, doubling up to sweepRetryMax.
+const (
+	sweepBatch    = 50 * time.Millisecond
+	sweepRetry    = 100 * time.Millisecond
+	sweepRetryMax = 5 * time.Second
+)
+
+// sweepPins reaps the pinned leaders whose groups and sessions are empty,
+// and returns when none is left or the manager closes.
+func (m *Manager) sweepPins() {
+	defer m.sweepDone.Done()
+	stop := func() {
+		m.mu.Lock()
+		m.sweeping = false
+		m.mu.Unlock()
+	}
+	retry := sweepRetry
+	wait := sweepBatch
+	for {
+		// Let pins that arrive together gather, then check them all with
+		// one reading of /proc.
+		if _, stopped := m.sweepWait(wait, false); stopped {
+			stop()
+			return
+		}
+		select {
+		case <-m.sweepKick:
+		default:
+		}
+		m.mu.Lock()
+		ids := make(map[int]bool, len(m.pins))
+		for p := range m.pins {
+			ids[p.pid] = true
+		}
+		m.mu.Unlock()
+		alive, err := groupMembersAlive(ids)
+		var empty []*Process
+		m.mu.Lock()
+		for p := range m.pins {
+			// Marked under m.mu, so that a KillAll that starts now leaves
+			// these groups out: their ids may be reused once reaped.
+			if err == nil && m.killing == 0 && ids[p.pid] && !alive[p.pid] {
+				if p.markReaped() {
+					empty = append(empty, p)
+				}
+				delete(m.pins, p)
+			}
+		}
+		m.reaping += len(empty)
+		m.mu.Unlock()
+		for _, p := range empty {
+			p.finishReap()
+		}
+		m.mu.Lock()
+		m.reaping -= len(empty)
+		if len(empty) > 0 {
+			close(m.unpinned)
+			m.unpinned = make(chan struct{})
+		}
+		left := len(m.pins)
+		if left == 0 {
+			// Under the lock: a pin from now on starts a new sweeper.
+			m.sweeping = false
+		}
+		m.mu.Unlock()
+		if left == 0 {
+			return
+		}
+		// Groups with members are looked at again later and later; new
+		// pins bring the next look forward.
+		kicked, stopped := m.sweepWait(retry, true)
+		if stopped {
+			stop()
+			return
+		}
+		if kicked {
+			wait, retry = sweepBatch, sweepRetry
+		} else {
+			wait, retry = 0, min(2*retry, sweepRetryMax)
+		}
+	}
+}
+
+// sweepWait waits d, or until the manager closes, or, with onKick, until
+// new pins arrive.
+func (m *Manager) sweepWait(d time.Duration, onKick bool) (kicked, stopped bool) {
+	if d <= 0 {
+		return false, false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var kick <-chan struct{}
+	if onKick {
+		kick = m.sweepKick
+	}
+	select {
+	case <-t.C:
+		return false, false
+	case <-kick:
+		return true, false
+	case <-m.sweepStop:
+		return false, true
+	}
 }
 
 // Close kills every process (see KillAll), forgets them all and makes
@@ -338,6 +575,13 @@ func (m *Manager) Close() {
 		m.mu.Unlock()
 		m.inflight.Wait()
 		m.KillAll()
+		close(m.sweepStop)
+		m.sweepDone.Wait()
+		m.KillAll() // reaps what was pinned while the sweeper stopped
+		m.mu.Lock()
+		cgDir := m.cg.dir
+		m.mu.Unlock()
+		_ = removeCgroup(cgDir, m.cfg.KillGrace+time.Second)
 		m.mu.Lock()
 		for _, p := range m.procs {
 			if p.ttl != nil {

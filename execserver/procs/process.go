@@ -45,6 +45,10 @@ type StartOptions struct {
 	// Cwd is the child's working directory as a host path; "" keeps the
 	// server's.
 	Cwd string
+	// CwdDir, when set, is Cwd already opened: the child changes into this
+	// very directory, whatever Cwd names by the time it starts (the server
+	// opens it through its roots). The caller closes it after Start.
+	CwdDir *os.File
 	// Env is the child's whole environment; nil means an empty one.
 	Env map[string]string
 	// Arg0, when non-empty, is what the child sees as argv[0].
@@ -198,7 +202,8 @@ type Process struct {
 	closed         bool
 	closedSeq      uint64
 	openStreams    int
-	reaping        bool          // once set, pid may be reused: never signal it
+	reaped         bool          // once set, pid may be reused: never signal it
+	cgroup         string        // its cgroup's directory (Config.CgroupRoot), or ""
 	changed        chan struct{} // closed and replaced on every new event
 
 	// A consumer (the server's notification pump) holds the output while a
@@ -254,7 +259,10 @@ func (p *Process) Pid() int { return p.pid }
 func (p *Process) TTY() bool { return p.tty }
 
 // Done is closed once the process is closed: it exited, all its output was
-// read, it was reaped and its descriptors were released.
+// read and its descriptors were released. Its leader is reaped then too,
+// unless something of its group or session still runs: the manager then
+// keeps the zombie, so that the group can still be killed safely, and
+// reaps it once the group is empty.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // NextSeq returns the next seq the process will assign.
@@ -515,6 +523,11 @@ func (p *Process) compact(stream Stream) {
 
 func (p *Process) waitLoop() {
 	code, _ := waitExit(p.pid)
+	if waitReaps {
+		p.mu.Lock()
+		p.reaped = true
+		p.mu.Unlock()
+	}
 	if !p.drainByDeadline() {
 		p.drainBeforeExit()
 	}
@@ -526,14 +539,13 @@ func (p *Process) waitLoop() {
 	p.broadcast()
 	p.mu.Unlock()
 
-	// Reaping waits for EOF so that, while descendants still hold the
-	// output open, the zombie pins the process group id and Terminate and
-	// KillAll can still signal the group safely.
+	// The leader is not reaped here: while descendants still hold the
+	// output open, and after, while anything of its group or session
+	// lives, the zombie pins the group id, so that KillAll can still
+	// signal the group safely. The manager reaps it once the group is
+	// empty (see group_linux.go).
 	<-p.streamsDone
-	p.mu.Lock()
-	p.reaping = true
-	p.mu.Unlock()
-	p.sp.proc.Wait()
+	p.m.pin(p)
 
 	p.mu.Lock()
 	p.closed = true
@@ -627,7 +639,7 @@ func (p *Process) forceCloseOutputs() {
 // signalGroup sends sig to the process group while its leader is not
 // reaped. Called with p.mu held.
 func (p *Process) signalGroup(sig syscall.Signal) error {
-	if p.reaping {
+	if p.reaped {
 		return nil
 	}
 	err := unix.Kill(-p.pid, sig)
@@ -645,8 +657,36 @@ func (p *Process) Terminate() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	running := !p.exited
-	p.signalGroup(unix.SIGKILL)
+	if !p.closed {
+		_ = killCgroup(p.cgroup)
+		p.signalGroup(unix.SIGKILL)
+	}
 	return running
+}
+
+// reap reaps the leader. Nothing signals its group after this.
+func (p *Process) reap() {
+	if p.markReaped() {
+		p.finishReap()
+	}
+}
+
+// markReaped is the first half of reap: from now on nothing signals the
+// group. It reports whether the caller is the one to finish the reap.
+func (p *Process) markReaped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return false
+	}
+	p.reaped = true
+	return true
+}
+
+// finishReap reaps the leader marked by markReaped.
+func (p *Process) finishReap() {
+	p.sp.proc.Wait()
+	untrack(p.pid)
 }
 
 // Signal sends sig to the process group. As in Codex, it does nothing once
@@ -1060,32 +1100,4 @@ func (m *Manager) growPipe(f *os.File) bool {
 	}
 	m.grownPipes.Add(-1)
 	return false
-}
-
-// growPipe enlarges the pipe f reads from, if it is one, and reports
-// whether it did; a pty, or a refusal (the user's pipe quota), leaves it as
-// it is.
-func growPipe(f *os.File) bool {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	ok := false
-	_ = rc.Control(func(fd uintptr) {
-		_, err := unix.FcntlInt(fd, unix.F_SETPIPE_SZ, grownPipeSize)
-		ok = err == nil
-	})
-	return ok
-}
-
-func unreadBytes(f *os.File) int {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0
-	}
-	n := 0
-	_ = rc.Control(func(fd uintptr) {
-		n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
-	})
-	return n
 }

@@ -1,16 +1,15 @@
+//go:build linux || darwin
+
 package procs
 
 import (
-	"bytes"
-	"errors"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
-	"unsafe"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -38,7 +37,9 @@ type spawned struct {
 	closers []*os.File // every parent-side file, closed once at the end
 }
 
-func spawn(opts *StartOptions, rows, cols uint16) (*spawned, error) {
+// spawn starts the child. cgroup, when not nil, is the directory of the
+// cgroup it is born in.
+func spawn(opts *StartOptions, rows, cols uint16, cgroup *os.File) (*spawned, error) {
 	prog, err := resolveProgram(opts.Argv[0], opts.Env, opts.Cwd, opts.TTY)
 	if err != nil {
 		return nil, err
@@ -53,13 +54,15 @@ func spawn(opts *StartOptions, rows, cols uint16) (*spawned, error) {
 	for _, k := range slices.Sorted(maps.Keys(opts.Env)) {
 		env = append(env, k+"="+opts.Env[k])
 	}
+	cwd := childCwd(opts)
+	defer runtime.KeepAlive(opts.CwdDir)
 	if opts.TTY {
-		return spawnPTY(prog, argv, env, opts.Cwd, rows, cols)
+		return spawnPTY(prog, argv, env, cwd, rows, cols, cgroup)
 	}
-	return spawnPipes(prog, argv, env, opts.Cwd, opts.PipeStdin)
+	return spawnPipes(prog, argv, env, cwd, opts.PipeStdin, cgroup)
 }
 
-func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool) (s *spawned, err error) {
+func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool, cgroup *os.File) (s *spawned, err error) {
 	var childEnds, parentEnds []*os.File
 	defer func() {
 		for _, f := range childEnds {
@@ -106,7 +109,7 @@ func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool) (s 
 		Dir:   cwd,
 		Env:   env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Sys:   inCgroup(&syscall.SysProcAttr{Setsid: true}, cgroup),
 	})
 	if err != nil {
 		return nil, err
@@ -116,7 +119,7 @@ func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool) (s 
 	return s, nil
 }
 
-func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16) (s *spawned, err error) {
+func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16, cgroup *os.File) (s *spawned, err error) {
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		return nil, err
@@ -145,7 +148,7 @@ func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16) (s
 		Files: []*os.File{tty, tty, tty},
 		// The child leads a new session whose controlling terminal is the
 		// pty (its fd 0), so ^C and job control behave as in a terminal.
-		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0},
+		Sys: inCgroup(&syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, cgroup),
 	})
 	if err != nil {
 		return nil, err
@@ -219,78 +222,4 @@ func resolveProgram(name string, env map[string]string, cwd string, tty bool) (s
 		return "", syscall.EACCES
 	}
 	return "", syscall.ENOENT
-}
-
-// Codes of siginfo_t.si_code for SIGCHLD.
-const (
-	cldExited = 1
-	cldKilled = 2
-	cldDumped = 3
-)
-
-// waitExit blocks until pid has terminated and returns its exit code, with
-// 128+N for death by signal N, without reaping it. The zombie keeps the pid,
-// and so the process group id, from being reused until we reap it, which is
-// what makes a later kill(-pgid) safe.
-func waitExit(pid int) (int, error) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EINTR) {
-			return -1, err
-		}
-	}
-	// x/sys leaves the SIGCHLD fields of the union opaque: si_pid, si_uid
-	// and si_status follow the three ints of the header, which on 64-bit
-	// targets are padded to 16 bytes.
-	base := unsafe.Pointer(&info)
-	off := uintptr(12)
-	if unsafe.Sizeof(uintptr(0)) == 8 {
-		off = 16
-	}
-	status := *(*int32)(unsafe.Add(base, off+8))
-	switch info.Code {
-	case cldExited:
-		return int(status), nil
-	case cldKilled, cldDumped:
-		return 128 + int(status), nil
-	}
-	return -1, nil
-}
-
-// killGroupMembers SIGKILLs the processes of process group pgid other than
-// one whose pid is pgid itself: after the leader was reaped, a process with
-// that pid is a stranger who reused it, while the members it left behind
-// still carry the old group id.
-func killGroupMembers(pgid int) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold anything; the
-		// fields after it are: state ppid pgrp ...
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 3 {
-			continue
-		}
-		if pgrp, err := strconv.Atoi(f[2]); err == nil && pgrp == pgid {
-			_ = unix.Kill(pid, unix.SIGKILL)
-		}
-	}
 }

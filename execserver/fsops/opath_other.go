@@ -1,0 +1,5 @@
+//go:build !linux
+
+package fsops
+
+const oPath = 0

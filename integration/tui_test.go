@@ -1,0 +1,310 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/codexd/codexd/mockmodel"
+	"github.com/codexd/codexd/sandbox"
+)
+
+// TestCodexTUIOnCodexdAppServer is the acceptance test of codexd's
+// app-server and agent core with the real client: the Codex 0.169 TUI
+// (`codex --remote ws://…`), driven through tmux as a person would drive it,
+// against `codexd app-server --listen ws://…`, whose core asks a mock model
+// (mockmodel, in this test) for its answers. It checks, on screen and at
+// the model:
+//   - a prompt is answered;
+//   - Esc interrupts a slow answer;
+//   - Enter during a turn steers it (the model sees the new input);
+//   - a command that needs approval shows the approval prompt, `y` runs it,
+//     and its output reaches the model;
+//   - /quit leaves the TUI with status 0, and the server stops cleanly.
+//
+// Everything runs in a network namespace with only a loopback interface.
+func TestCodexTUIOnCodexdAppServer(t *testing.T) {
+	codex := codexBin(t)
+	tmuxBin(t)
+	if !inNetns() {
+		codexd := buildCodexd(t)
+		t.Setenv("CODEXD_TUI_TEST_BIN", codexd)
+		runInNetns(t, "TestCodexTUIOnCodexdAppServer", 6*time.Minute)
+		return
+	}
+	if err := loopbackUp(); err != nil {
+		t.Fatalf("bringing up lo: %v", err)
+	}
+	codexd := os.Getenv("CODEXD_TUI_TEST_BIN")
+	root := t.TempDir()
+	work := mkdir(t, root, "work")
+	tmp := mkdir(t, root, "tmp")
+	// A home of the test's own: commands run in login shells, which must
+	// not depend on (or wait for) the dotfiles of whoever runs the test.
+	home := mkdir(t, root, "home")
+
+	model := mockmodel.New(mockmodel.Options{Logf: t.Logf})
+	modelURL, err := model.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+
+	// codexd's CODEX_HOME: the mock as the model provider; commands ask
+	// for approval when the model asks to escalate.
+	sandboxMode := "workspace-write"
+	if _, err := sandbox.Available(); err != nil {
+		sandboxMode = "danger-full-access" // no Landlock here: do not pretend
+	}
+	serverHome := mkdir(t, root, "codexd-home")
+	writeFile(t, filepath.Join(serverHome, "config.toml"), fmt.Sprintf(`
+model = "mock-model"
+model_provider = "mockhttp"
+approval_policy = "on-request"
+sandbox_mode = %q
+[model_providers.mockhttp]
+name = "mock"
+base_url = %q
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+`, sandboxMode, modelURL))
+	server := exec.Command(codexd, "app-server", "--listen", "ws://127.0.0.1:0")
+	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // even if this test is killed
+	server.Dir = work
+	server.Env = append(os.Environ(), "CODEX_HOME="+serverHome, "TMPDIR="+tmp, "HOME="+home)
+	stdout, err := server.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverLog := &lockedBuffer{}
+	server.Stderr = serverLog
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	serverDone := make(chan error, 1)
+	go func() { serverDone <- server.Wait() }()
+	defer func() {
+		if server.ProcessState == nil {
+			_ = server.Process.Kill()
+			<-serverDone
+		}
+		t.Logf("codexd app-server stderr:\n%s", serverLog.String())
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the app-server's URL: %v", err)
+	}
+	url := strings.TrimSpace(line)
+	if !strings.HasPrefix(url, "ws://127.0.0.1:") {
+		t.Fatalf("app-server printed %q, want its ws:// URL", line)
+	}
+	// The TUI talks to codexd through a proxy that keeps a transcript, to
+	// show on failure.
+	proxy, err := startWSProxy(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	defer func() {
+		if t.Failed() {
+			t.Logf("the last messages between the TUI and codexd:\n%s", proxy.transcript(80))
+		}
+	}()
+
+	// The TUI's own CODEX_HOME: nothing that would reach beyond loopback.
+	// The TUI sends its sandbox mode with thread/start.
+	tuiHome := mkdir(t, root, "tui-home")
+	writeFile(t, filepath.Join(tuiHome, "config.toml"), `
+sandbox_mode = "`+sandboxMode+`"
+check_for_update_on_startup = false
+[analytics]
+enabled = false
+[feedback]
+enabled = false
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+in_app_updates = false
+tool_suggest = false
+[tui]
+screen_reader_detection_done = true
+`)
+	// The TUI runs under sh, which reports its exit status on the screen:
+	// whatever tmux makes of its own children, the status is then read
+	// where a person would read it.
+	tui := startTmux(t, work, []string{"CODEX_HOME=" + tuiHome, "TMPDIR=" + tmp, "HOME=" + home, "TERM=xterm-256color"},
+		120, 40, "sh", "-c", `"$@"; echo "TUI exited with status $?"`, "sh", codex, "--remote", proxy.URL)
+	const wait = 60 * time.Second
+	tui.waitText(wait, "Ask Codex to do anything")
+
+	prompt := func(text string) {
+		tui.send(true, text)
+		tui.waitText(wait, "› "+text) // in the composer before Enter
+		tui.send(false, "Enter")
+	}
+
+	// 1. A prompt is answered.
+	prompt("MOCK:hello greet the TUI")
+	tui.waitText(wait, mockmodel.HelloText)
+
+	// 2. Esc interrupts a slow answer, and the model's stream is dropped.
+	before := len(model.Requests())
+	prompt("MOCK:slow tell me a long story")
+	tui.waitText(wait, "This answer is streamed")
+	tui.send(false, "Escape")
+	tui.waitText(wait, "Conversation interrupted")
+	slow := lastAnswered(t, model, before, "MOCK:slow")
+	waitClosed(t, slow.Gone(), "the slow model stream to be dropped after Esc")
+
+	// 3. Enter during a turn steers it: the model gets the new input in the
+	// same turn and answers it.
+	before = len(model.Requests())
+	prompt("MOCK:slow another long story")
+	tui.waitText(wait, "another long story", "This answer is streamed")
+	prompt("MOCK:hello steered in")
+	tui.waitFor("the steered answer", wait, func(s string) bool {
+		return strings.Count(s, mockmodel.HelloText) >= 2 || afterLast(s, "steered in", mockmodel.HelloText)
+	})
+	steered := false
+	for _, ex := range model.Requests()[before:] {
+		if strings.Contains(string(ex.Body), "another long story") && strings.Contains(string(ex.Body), "steered in") {
+			steered = true
+		}
+	}
+	if !steered {
+		t.Fatalf("no model request after the steer carried both the turn's input and the steered input")
+	}
+
+	// 4. Approvals: ask for approval (as a person does, with /permissions),
+	// then a command the model wants to run outside the sandbox.
+	tui.send(true, "/permissions")
+	tui.waitText(wait, "› /permissions")
+	tui.send(false, "Enter")
+	tui.waitText(wait, "Update Model Permissions", "› 1. Ask for approval")
+	tui.send(false, "Enter")
+	tui.waitText(wait, "Permission selection requested")
+	before = len(model.Requests())
+	prompt("MOCK:escalate")
+	tui.waitText(wait, "Would you like to run the following command?", "echo approved by the user")
+	tui.send(true, "y")
+	tui.waitText(wait, "You approved")
+	tui.waitFor("the answer quoting the approved command's output", wait, func(s string) bool {
+		return strings.Contains(s, "It printed:") && strings.Contains(s, "approved by the user")
+	})
+	reached := false
+	for _, ex := range model.Requests()[before:] {
+		body := string(ex.Body)
+		if strings.Contains(body, `"function_call_output"`) && strings.Contains(body, `approved by the user\n`) {
+			reached = true
+		}
+	}
+	if !reached {
+		for _, ex := range model.Requests()[before:] {
+			t.Logf("model request #%d (%s): %s", ex.N, ex.Answer, ex.Body)
+		}
+		t.Fatalf("the approved command's output never reached the model")
+	}
+
+	// 5. /quit: the TUI ends with status 0; the server stops on SIGTERM.
+	tui.send(true, "/quit")
+	tui.waitText(wait, "› /quit")
+	tui.send(false, "Enter")
+	scr := tui.waitFor("the TUI to exit", wait, func(s string) bool { return strings.Contains(s, "TUI exited with status") })
+	if !strings.Contains(scr, "TUI exited with status 0") {
+		t.Fatalf("the TUI did not exit with status 0; its last screen:\n%s", scr)
+	}
+	_ = server.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-serverDone:
+		if err != nil {
+			t.Fatalf("codexd app-server after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("codexd app-server did not stop within 30s of SIGTERM")
+	}
+}
+
+// lastAnswered returns the last model request after the first skip ones
+// whose answer is named answer.
+func lastAnswered(t *testing.T, m *mockmodel.Server, skip int, answer string) *mockmodel.Exchange {
+	t.Helper()
+	var found *mockmodel.Exchange
+	for _, ex := range m.Requests()[skip:] {
+		if strings.HasPrefix(ex.Answer, answer) {
+			found = ex
+		}
+	}
+	if found == nil {
+		t.Fatalf("the model never answered %s", answer)
+	}
+	return found
+}
+
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// afterLast reports whether b appears after the last a in s.
+func afterLast(s, a, b string) bool {
+	i := strings.LastIndex(s, a)
+	return i >= 0 && strings.Contains(s[i:], b)
+}
+
+// buildCodexd builds the codexd binary for the test, with the race
+// detector (its compiled packages are those `go test -race` already built).
+func buildCodexd(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "codexd")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := []string{"build", "-o", out}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.CommandContext(ctx, goTool(), append(args, "../cmd/codexd")...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build codexd: %v\n%s", err, b)
+	}
+	return out
+}
+
+func goTool() string {
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return "go"
+}
+
+func mkdir(t *testing.T, parent, name string) string {
+	t.Helper()
+	p := filepath.Join(parent, name)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
