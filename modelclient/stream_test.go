@@ -146,7 +146,13 @@ func waitGone(t *testing.T, gone chan struct{}) {
 func TestIdleTimeout(t *testing.T) {
 	url, gone := stallServer(t, true)
 	p := provider(url)
-	p.StreamIdleTimeout = 50 * time.Millisecond
+	// On a loaded machine the headers themselves can take longer than a
+	// short idle timeout; such a request is retried (at once: the test's
+	// Sleep does not wait), so that the stream below is the one under
+	// test. The stall server's gone channel holds the 4 requests this
+	// allows.
+	p.StreamIdleTimeout = 200 * time.Millisecond
+	p.RequestMaxRetries = 3
 	c := client(t, p, Options{})
 	s, err := c.Stream(testCtx(t), Request{})
 	if err != nil {
