@@ -405,3 +405,58 @@ func TestDecisionsUnderEachAskingPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestUntrustedRetriesWhatTheSandboxDenied: like on-failure, untrusted
+// offers to run a command the sandbox denied without it (Codex's
+// wants_no_sandbox_approval). A command the user already approved for this
+// call is retried without asking twice (should_bypass_approval); a
+// known-safe one that ran without asking is offered for approval.
+func TestUntrustedRetriesWhatTheSandboxDenied(t *testing.T) {
+	t.Run("approved", func(t *testing.T) {
+		sb := &recSandbox{deny: true}
+		m := newFakeModel(
+			callResponse("call_1", "exec_command", map[string]any{"cmd": "touch x && echo made"}),
+			textResponse("msg_2", "done"),
+		)
+		h := newHarness(t, m, func(c *Config) { c.Sandbox = sb })
+		th := h.start(agent.Overrides{Approval: policy(agent.ApprovalUntrusted), Sandbox: sandboxMode(agent.SandboxWorkspaceWrite)})
+		h.submit(th, agent.UserInput{Input: text("go")})
+		evs := until(t, th, isApproval)
+		if req := evs[len(evs)-1].Msg.(agent.ExecApprovalRequest); req.SandboxRetry {
+			t.Fatalf("first request %+v", req)
+		}
+		h.submit(th, agent.ExecDecision{CallID: "call_1", Decision: agent.Accept})
+		evs = until(t, th, isTurnCompleted)
+		if n := len(msgs[agent.ExecApprovalRequest](evs)); n != 0 {
+			t.Fatalf("asked again after the approval: %s", describe(evs))
+		}
+		items := itemsCompleted[*agent.CommandExecution](evs)
+		m.request(t)
+		got := lastOutput(t, m.request(t), "call_1")
+		if sb.count() != 1 || len(items) != 1 || items[0].Status != agent.ItemStatusCompleted || !strings.Contains(got, "made") {
+			t.Fatalf("sandboxed runs %d; items %s; model got %q", sb.count(), describe(evs), got)
+		}
+		if _, err := os.Stat(filepath.Join(h.dir, "x")); err != nil {
+			t.Fatal("the retry did not run:", err)
+		}
+	})
+	t.Run("known safe", func(t *testing.T) {
+		sb := &recSandbox{deny: true}
+		m := newFakeModel(
+			callResponse("call_1", "exec_command", map[string]any{"cmd": "ls"}),
+			textResponse("msg_2", "done"),
+		)
+		h := newHarness(t, m, func(c *Config) { c.Sandbox = sb })
+		th := h.start(agent.Overrides{Approval: policy(agent.ApprovalUntrusted), Sandbox: sandboxMode(agent.SandboxWorkspaceWrite)})
+		h.submit(th, agent.UserInput{Input: text("go")})
+		evs := until(t, th, isApproval)
+		if req := evs[len(evs)-1].Msg.(agent.ExecApprovalRequest); !req.SandboxRetry || sb.count() != 1 {
+			t.Fatalf("request %+v after %d sandboxed runs", req, sb.count())
+		}
+		h.submit(th, agent.ExecDecision{CallID: "call_1", Decision: agent.Accept})
+		evs = until(t, th, isTurnCompleted)
+		if items := itemsCompleted[*agent.CommandExecution](evs); len(items) != 1 || items[0].Status != agent.ItemStatusCompleted {
+			t.Fatalf("items %s", describe(evs))
+		}
+	})
+}

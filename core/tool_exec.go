@@ -77,6 +77,7 @@ func (tr *turn) execCommand(callID, raw string) string {
 			}
 		}
 		x.escalated = a.Escalated()
+		x.approved = true
 	}
 	x.sandboxed = !unrestricted && !x.escalated
 	return tr.runCommand(x)
@@ -92,7 +93,10 @@ type execCall struct {
 	args      tools.ExecArgs
 	escalated bool
 	sandboxed bool
-	started   bool // ItemStarted was emitted
+	// approved: the user approved this call (or the same command for the
+	// session), so a retry without the sandbox is not asked for again.
+	approved bool
+	started  bool // ItemStarted was emitted
 }
 
 func (x *execCall) item() *agent.CommandExecution {
@@ -209,7 +213,12 @@ func (tr *turn) runCommand(x *execCall) string {
 	t.exec.release(id)
 	agg := p.aggregated()
 	denied := x.sandboxed && code != 0 && t.core.sandbox.Denied(code, agg)
-	if denied && safety.Policy(s.Approval) == safety.OnFailure {
+	if denied && retriesUnsandboxed(safety.Policy(s.Approval)) {
+		if x.approved || tr.t.approvedForSession(x.argv) {
+			// Approved already: Codex does not ask a second time.
+			x.sandboxed = false
+			return tr.runCommand(x)
+		}
 		if reply, ok := tr.askExec(x, "command failed in the sandbox; retry without sandbox?", nil, true); !ok {
 			if reply == "aborted" {
 				return reply
@@ -223,6 +232,14 @@ func (tr *turn) runCommand(x *execCall) string {
 	res.ExitCode = &code
 	tr.completeExec(it, code, agg, time.Since(start), denied)
 	return res.Text()
+}
+
+// retriesUnsandboxed reports whether a command the sandbox denied may run
+// again without it, after an approval: under on-failure and untrusted, as
+// Codex's wants_no_sandbox_approval says; never and on-request hand the
+// denial to the model.
+func retriesUnsandboxed(p safety.Policy) bool {
+	return p == safety.OnFailure || p == safety.Untrusted
 }
 
 func (tr *turn) completeExec(orig *agent.CommandExecution, code int, output string, d time.Duration, denied bool) {
