@@ -414,3 +414,38 @@ func TestUnknownAndInvalidIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTurnBoundaryIsSynced: records reach the file as they are appended
+// (a kill -9 loses none of them), and the file is fsync'd when a turn
+// ends, not before.
+func TestTurnBoundaryIsSynced(t *testing.T) {
+	e := newEnv(t)
+	w, err := e.s.Create(bg, meta(testID(90), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, ok := w.(*fileWriter)
+	if !ok {
+		t.Fatalf("Create returned a %T", w)
+	}
+	unsynced := func() bool {
+		fw.mu.Lock()
+		defer fw.mu.Unlock()
+		return fw.unsynced
+	}
+	recs := turnRecords("t1", 10, "hello")
+	for i, rec := range recs {
+		mustAppend(t, w, rec)
+		last := i == len(recs)-1
+		if i >= 1 && unsynced() == last {
+			t.Fatalf("after record %d: unsynced %v", i, unsynced())
+		}
+		if i >= 1 {
+			// What was appended is in the file already.
+			th, err := e.s.Read(bg, testID(90))
+			if err != nil || len(th.Turns) != 1 {
+				t.Fatalf("after record %d: %+v %v", i, th, err)
+			}
+		}
+	}
+}
