@@ -171,7 +171,10 @@ func TestIdleTimeout(t *testing.T) {
 func TestIdleBeforeHeaders(t *testing.T) {
 	url, gone := stallServer(t, false)
 	p := provider(url)
-	p.StreamIdleTimeout = 50 * time.Millisecond
+	// Long enough for each request to reach the server's handler on a
+	// loaded machine (with 50ms one sometimes did not, and the server
+	// never saw it leave).
+	p.StreamIdleTimeout = 200 * time.Millisecond
 	p.RequestMaxRetries = 1
 	var retries []Retry
 	c := client(t, p, Options{OnRetry: func(r Retry) { retries = append(retries, r) }})
