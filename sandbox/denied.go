@@ -24,7 +24,7 @@ var deniedKeywords = []string{
 // such a keyword are the shell's own failures. It is a heuristic: a command
 // may print "permission denied" for its own reasons, and a denied program
 // may fail silently. The core reports a yes as sandboxDenied and, under
-// on-failure, offers to run the command again unsandboxed.
+// on-failure and untrusted, offers to run the command again unsandboxed.
 func LikelyDenied(mode Mode, exitCode int, outputs ...string) bool {
 	if !mode.Confined() || exitCode == 0 {
 		return false
