@@ -16,21 +16,49 @@ import (
 )
 
 // The whole system after a crash: a real `codexd app-server` process is
-// killed with SIGKILL in the middle of a turn (its command has completed,
-// the answer is streaming); a new process shows that turn interrupted with
-// the command it completed, keeps the turn before it whole, resumes the
-// thread, and the next turn sends the model all of that history.
+// killed with SIGKILL in the middle of a turn, either while the answer
+// streams after a completed command, or while the command still runs. A new
+// process shows that turn interrupted, with what completed before the
+// crash (and nothing left in progress), keeps the turn before it whole,
+// resumes the thread, and the next turn sends the model all of that
+// history: a call that never got its output gets an "aborted" one.
 func TestAppServerKill9MidTurn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
+	cases := []struct {
+		name string
+		cmd  string
+		// killAt: the notification after which the process is killed.
+		killAt  string
+		isKill  func(map[string]any) bool
+		cmdDone bool     // the dead turn keeps the completed command
+		want    []string // in the model request after the restart
+	}{
+		{"answer streaming", "echo crash-marker", "item/agentMessage/delta", nil, true,
+			[]string{"first answer", `"call_id":"call_crash"`, "crash-marker", `"third"`}},
+		{"command running", "sleep 600", "item/started", func(p map[string]any) bool {
+			item, _ := p["item"].(map[string]any)
+			return item["type"] == "commandExecution"
+		}, false,
+			[]string{"first answer", `"call_id":"call_crash"`, `"output":"aborted"`, `"third"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			kill9MidTurn(t, c.cmd, c.killAt, c.isKill, c.cmdDone, c.want)
+		})
+	}
+}
+
+func kill9MidTurn(t *testing.T, command, killAt string, isKill func(map[string]any) bool, cmdDone bool, want []string) {
 	step0 := 0
+	args, _ := json.Marshal(map[string]string{"cmd": command})
 	script := &mockmodel.Script{Rules: []mockmodel.Rule{
 		{When: mockmodel.Match{UserContains: "first"}, Respond: mockmodel.Response{
 			Output: []mockmodel.Output{{Type: "message", Text: "first answer"}}}},
 		{When: mockmodel.Match{UserContains: "second", Step: &step0}, Respond: mockmodel.Response{
 			Output: []mockmodel.Output{{Type: "function_call", Name: "exec_command", CallID: "call_crash",
-				Arguments: json.RawMessage(`{"cmd":"echo crash-marker"}`)}}}},
+				Arguments: args}}}},
 		// The answer after the command stalls after its first delta,
 		// until the client goes away.
 		{When: mockmodel.Match{UserContains: "second", LastInput: "function_call_output"}, Respond: mockmodel.Response{
@@ -72,11 +100,13 @@ stream_max_retries = 0
 	s.call("turn/start", map[string]any{"threadId": tid, "input": []any{map[string]any{"type": "text", "text": "first"}}})
 	s.waitFor("turn/completed", nil)
 	s.call("turn/start", map[string]any{"threadId": tid, "input": []any{map[string]any{"type": "text", "text": "second"}}})
-	s.waitFor("item/completed", func(p map[string]any) bool {
-		item, _ := p["item"].(map[string]any)
-		return item["type"] == "commandExecution"
-	})
-	s.waitFor("item/agentMessage/delta", nil)
+	if cmdDone {
+		s.waitFor("item/completed", func(p map[string]any) bool {
+			item, _ := p["item"].(map[string]any)
+			return item["type"] == "commandExecution"
+		})
+	}
+	s.waitFor(killAt, isKill)
 	s.kill9()
 
 	// The restarted server reads the thread back from its rollout.
@@ -102,13 +132,18 @@ stream_max_retries = 0
 			t.Errorf("%s: the turn before the crash: %s", what, res)
 		}
 		dead := turns[1]
-		if dead.Status != "interrupted" || len(dead.Items) < 2 {
+		if dead.Status != "interrupted" || len(dead.Items) < 1 || dead.Items[0]["type"] != "userMessage" {
 			t.Fatalf("%s: the turn that died: %s", what, res)
 		}
-		cmd := dead.Items[1]
-		if cmd["type"] != "commandExecution" || cmd["status"] != "completed" ||
-			!strings.Contains(fmt.Sprint(cmd["aggregatedOutput"]), "crash-marker") {
-			t.Errorf("%s: the completed command was lost: %v", what, cmd)
+		if cmdDone {
+			if len(dead.Items) < 2 {
+				t.Fatalf("%s: the completed command was lost: %s", what, res)
+			}
+			cmd := dead.Items[1]
+			if cmd["type"] != "commandExecution" || cmd["status"] != "completed" ||
+				!strings.Contains(fmt.Sprint(cmd["aggregatedOutput"]), "crash-marker") {
+				t.Errorf("%s: the completed command was lost: %v", what, cmd)
+			}
 		}
 		for _, it := range dead.Items {
 			if it["status"] == "inProgress" {
@@ -128,9 +163,9 @@ stream_max_retries = 0
 	// The model was sent everything completed before the crash.
 	reqs := mm.Requests()
 	last := string(reqs[len(reqs)-1].Body)
-	for _, want := range []string{"first answer", `"call_id":"call_crash"`, "crash-marker", `"third"`} {
-		if !strings.Contains(last, want) {
-			t.Errorf("the request after the restart lacks %s: %s", want, last)
+	for _, w := range want {
+		if !strings.Contains(last, w) {
+			t.Errorf("the request after the restart lacks %s: %s", w, last)
 		}
 	}
 }
