@@ -217,19 +217,56 @@ func (s *Server) threadRead(ctx context.Context, c *call, p appproto.ThreadReadP
 // maxListLimit caps a page of thread/list, as Codex does.
 const maxListLimit = 100
 
+// interactiveSources are the sources thread/list shows when the client
+// names none, as Codex's INTERACTIVE_SESSION_SOURCES: threads of `exec`
+// runs and sub-agents are listed only on request.
+var interactiveSources = []string{"cli", "vscode"}
+
+// listSortKey maps the schema's sort keys onto the store's. codexd's
+// recency is the last update, and it has no sections: the TUI's
+// "section_position" lists by recency.
+func listSortKey(k *string) (string, error) {
+	switch key := deref(k); key {
+	case "", "created_at":
+		return "created_at", nil
+	case "updated_at", "recency_at", "section_position":
+		return "updated_at", nil
+	default:
+		return "", invalidRequest(fmt.Sprintf("unknown sort key `%s`", key))
+	}
+}
+
 func (s *Server) threadList(ctx context.Context, c *call, p appproto.ThreadListParams) (appproto.ThreadListResponse, error) {
+	key, err := listSortKey(p.SortKey)
+	if err != nil {
+		return appproto.ThreadListResponse{}, err
+	}
 	q := agent.ThreadQuery{Cursor: deref(p.Cursor), Archived: deref(p.Archived), ModelProviders: p.ModelProviders,
-		SourceKinds: p.SourceKinds, SearchTerm: deref(p.SearchTerm), SortKey: deref(p.SortKey)}
+		SourceKinds: p.SourceKinds, SearchTerm: deref(p.SearchTerm), SortKey: key}
+	if len(q.SourceKinds) == 0 {
+		q.SourceKinds = interactiveSources
+	}
 	if p.Limit != nil {
 		q.Limit = min(int(*p.Limit), maxListLimit)
 	}
 	if d := deref(p.SortDirection); d == "asc" {
 		q.Ascending = true
 	}
-	if p.Cwd != nil {
+	// cwd is one path or a list of them (ThreadListCwdFilter).
+	if present := p.Cwd != nil && string(p.Cwd) != "null"; present {
 		var one string
-		if json.Unmarshal(p.Cwd, &one) == nil {
+		var many []string
+		switch {
+		case json.Unmarshal(p.Cwd, &one) == nil:
 			q.Cwd = one
+		case json.Unmarshal(p.Cwd, &many) == nil:
+			if len(many) == 0 {
+				// Matches no thread.
+				return appproto.ThreadListResponse{Data: []appproto.Thread{}}, nil
+			}
+			q.Cwds = many
+		default:
+			return appproto.ThreadListResponse{}, invalidRequest("Invalid request: data did not match any variant of untagged enum ThreadListCwdFilter")
 		}
 	}
 	page, err := s.core.ListThreads(ctx, q)
