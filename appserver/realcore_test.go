@@ -273,4 +273,3 @@ func TestThreadReadAfterRestart(t *testing.T) {
 	d.startTurn(id, "three")
 	d.note("turn/completed")
 }
-
