@@ -35,9 +35,13 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	if err != nil {
 		return appproto.ThreadStartResponse{}, err
 	}
+	noTools, err := configNoTools(p.Config)
+	if err != nil {
+		return appproto.ThreadStartResponse{}, err
+	}
 	l, err := s.core.StartThread(ctx, agent.StartOptions{Overrides: o, Ephemeral: deref(p.Ephemeral), Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
-		Originator: c.sess.clientName()})
+		Originator: c.sess.clientName(), NoTools: noTools})
 	if err != nil {
 		return appproto.ThreadStartResponse{}, coreError(err)
 	}
@@ -57,6 +61,49 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	}
 	t.mu.Unlock()
 	return resp, errDeferred
+}
+
+// configNoTools reads the `config` overrides of thread/start and
+// thread/fork (Codex's config keys, dotted as with `-c`, or nested) for
+// what codexd acts on: a config that turns the shell tool off
+// (features.shell_tool = false, as the TUI's title job and other helper
+// threads send) gets a thread whose model is offered no tools at all.
+// codexd cannot take the shell away alone, and offering less than asked is
+// the safe side. Other keys are accepted and ignored.
+func configNoTools(raw jsontextValue) (bool, error) {
+	if raw == nil || string(raw) == "null" {
+		return false, nil
+	}
+	var cfg map[string]jsontextValue
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return false, invalidRequest("Invalid request: invalid type: " + jsonKind(raw) + ", expected a map")
+	}
+	v, ok := cfg["features.shell_tool"]
+	if !ok {
+		var features map[string]jsontextValue
+		if json.Unmarshal(cfg["features"], &features) == nil {
+			v, ok = features["shell_tool"]
+		}
+	}
+	return ok && string(v) == "false", nil
+}
+
+// jsonKind names a JSON value's type as serde's errors do.
+func jsonKind(raw jsontextValue) string {
+	switch raw.Kind() {
+	case '"':
+		return "string " + strconv.Quote(strings.Trim(string(raw), `"`))
+	case 't', 'f':
+		return "boolean `" + string(raw) + "`"
+	case '0':
+		if strings.ContainsAny(string(raw), ".eE") {
+			return "floating point `" + string(raw) + "`"
+		}
+		return "integer `" + string(raw) + "`"
+	case '[':
+		return "sequence"
+	}
+	return "value"
 }
 
 // startResponseLocked is the answer of thread/start and thread/fork.
@@ -156,9 +203,13 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 	if err != nil {
 		return appproto.ThreadForkResponse{}, err
 	}
+	noTools, err := configNoTools(p.Config)
+	if err != nil {
+		return appproto.ThreadForkResponse{}, err
+	}
 	l, err := s.core.ForkThread(ctx, id, agent.StartOptions{Overrides: o, Ephemeral: p.Ephemeral, Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
-		Originator: c.sess.clientName()})
+		Originator: c.sess.clientName(), NoTools: noTools})
 	if errors.Is(err, agent.ErrThreadNotFound) {
 		return appproto.ThreadForkResponse{}, invalidRequest("no rollout found for thread id " + id)
 	} else if err != nil {

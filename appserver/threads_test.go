@@ -1,7 +1,9 @@
 package appserver
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/codexd/codexd/agent"
@@ -211,5 +213,74 @@ func TestEveryEventProjected(t *testing.T) {
 	// The retried error does not fail the turn.
 	if done.str(t, "/turn/status") != "completed" {
 		t.Fatalf("turn: %s", done)
+	}
+}
+
+// startRecorder is a scripted core that records the options of every
+// thread it starts or forks.
+type startRecorder struct {
+	*agenttest.Core
+	mu   sync.Mutex
+	opts []agent.StartOptions
+}
+
+func (r *startRecorder) StartThread(ctx context.Context, o agent.StartOptions) (*agent.Loaded, error) {
+	r.mu.Lock()
+	r.opts = append(r.opts, o)
+	r.mu.Unlock()
+	return r.Core.StartThread(ctx, o)
+}
+
+func (r *startRecorder) ForkThread(ctx context.Context, id string, o agent.StartOptions) (*agent.Loaded, error) {
+	r.mu.Lock()
+	r.opts = append(r.opts, o)
+	r.mu.Unlock()
+	return r.Core.ForkThread(ctx, id, o)
+}
+
+func (r *startRecorder) last() agent.StartOptions {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts[len(r.opts)-1]
+}
+
+// A thread/start whose config turns the shell tool off (the TUI's title
+// job) gets a thread with no tools; other configs change nothing.
+func TestThreadStartConfigDisablesTools(t *testing.T) {
+	core := &startRecorder{Core: agenttest.New(agenttest.Options{})}
+	e := newEnvWith(t, core, Config{})
+	c := e.dial("title")
+	c.initialize(nil)
+	cases := []struct {
+		config  any
+		noTools bool
+	}{
+		{nil, false},
+		{map[string]any{}, false},
+		{map[string]any{"features.shell_tool": false, "features.unified_exec": false, "web_search": "disabled"}, true},
+		{map[string]any{"features": map[string]any{"shell_tool": false}}, true},
+		{map[string]any{"features.shell_tool": true}, false},
+		{map[string]any{"model_reasoning_effort": "low"}, false},
+	}
+	for _, tc := range cases {
+		p := map[string]any{"ephemeral": true, "sandbox": "read-only", "threadSource": "thread_title"}
+		if tc.config != nil {
+			p["config"] = tc.config
+		}
+		id := c.startThread(p)
+		if got := core.last(); got.NoTools != tc.noTools || got.ThreadSource != "thread_title" {
+			t.Fatalf("config %v: NoTools %v, want %v", tc.config, got.NoTools, tc.noTools)
+		}
+		c.call(appproto.MethodThreadUnsubscribe, map[string]any{"threadId": id})
+	}
+	thread := c.startThread(nil)
+	c.startTurn(thread, "x")
+	c.note("turn/completed")
+	c.call(appproto.MethodThreadFork, map[string]any{"threadId": thread, "config": map[string]any{"features.shell_tool": false}})
+	if !core.last().NoTools {
+		t.Fatal("thread/fork's config was not applied")
+	}
+	if err := c.callErr(appproto.MethodThreadStart, map[string]any{"config": 5}); err.Code != -32600 || err.Message != "Invalid request: invalid type: integer `5`, expected a map" {
+		t.Fatalf("config 5: %+v", err)
 	}
 }
