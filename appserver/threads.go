@@ -530,11 +530,18 @@ func (s *Server) threadSettingsUpdate(ctx context.Context, c *call, p appproto.T
 		return appproto.EmptyResponse{}, err
 	}
 	// The answer means "queued": thread/settings/updated follows once the
-	// core has applied the settings.
+	// core has applied the settings. It is sent under the thread's lock, so
+	// that the listener cannot project the core's SettingsUpdated before it.
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.st.unloaded {
+		return appproto.EmptyResponse{}, invalidRequest("thread not found: " + id)
+	}
 	if _, err := t.th.Submit(ctx, agent.UpdateSettings{Overrides: o}); err != nil {
 		return appproto.EmptyResponse{}, coreError(err)
 	}
-	return appproto.EmptyResponse{}, nil
+	c.respond(appproto.EmptyResponse{}, nil)
+	return appproto.EmptyResponse{}, errDeferred
 }
 
 // toAll sends n to every initialized connection.

@@ -2,8 +2,10 @@ package appserver
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/codexd/codexd/agent"
@@ -282,5 +284,64 @@ func TestThreadStartConfigDisablesTools(t *testing.T) {
 	}
 	if err := c.callErr(appproto.MethodThreadStart, map[string]any{"config": 5}); err.Code != -32600 || err.Message != "Invalid request: invalid type: integer `5`, expected a map" {
 		t.Fatalf("config 5: %+v", err)
+	}
+}
+
+// settingsRaceCore's threads hold thread/settings/update's Submit until
+// the client has seen thread/settings/updated (or a short while has
+// passed, which is what a correct server makes it wait): were the answer
+// sent outside the thread's lock, the notification would overtake it.
+type settingsRaceCore struct {
+	*agenttest.Core
+	seen func() bool
+}
+
+func (r *settingsRaceCore) StartThread(ctx context.Context, o agent.StartOptions) (*agent.Loaded, error) {
+	l, err := r.Core.StartThread(ctx, o)
+	if err == nil {
+		l.Thread = settingsRaceThread{Thread: l.Thread, seen: r.seen}
+	}
+	return l, err
+}
+
+type settingsRaceThread struct {
+	agent.Thread
+	seen func() bool
+}
+
+func (t settingsRaceThread) Submit(ctx context.Context, op agent.Op) (string, error) {
+	id, err := t.Thread.Submit(ctx, op)
+	if _, ok := op.(agent.UpdateSettings); ok && err == nil {
+		// A bounded wait for something that must not happen.
+		deadline := time.Now().Add(300 * time.Millisecond)
+		for !t.seen() && time.Now().Before(deadline) {
+			runtime.Gosched()
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return id, err
+}
+
+// thread/settings/update answers "queued" ({}), and thread/settings/updated
+// follows it once the core has applied the settings: never before.
+func TestThreadSettingsUpdateAnswersFirst(t *testing.T) {
+	core := &settingsRaceCore{Core: agenttest.New(agenttest.Options{})}
+	e := newEnvWith(t, core, Config{})
+	c := e.dial("settings")
+	core.seen = func() bool {
+		return c.has(func(m *wmsg) bool { return m.Method == "thread/settings/updated" })
+	}
+	c.initialize(map[string]any{"experimentalApi": true})
+	thread := c.startThread(nil)
+	id := c.request(appproto.MethodThreadSettingsUpdate, map[string]any{"threadId": thread, "model": "m9"})
+	if r := c.response(id); string(r.Result) != "{}" {
+		t.Fatalf("answer: %s", r)
+	}
+	if n := c.note("thread/settings/updated"); n.str(t, "/threadSettings/model") != "m9" {
+		t.Fatalf("updated: %s", n)
+	}
+	log := methodsOf(c.logged())
+	if indexOf(log, "response:"+id) > indexOf(log, "thread/settings/updated") {
+		t.Fatalf("thread/settings/updated overtook the answer: %v", log)
 	}
 }
