@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
