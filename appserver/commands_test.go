@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
@@ -138,7 +139,12 @@ func TestCommandExecConnectionScoped(t *testing.T) {
 	a.conn.Close()
 	// The process ends when its connection does.
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(wait)
 	n, err := unix.Poll(fds, int(wait.Milliseconds()))
+	for err == unix.EINTR && time.Now().Before(deadline) {
+		// The runtime's preemption signals interrupt poll(2).
+		n, err = unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+	}
 	if err != nil || n != 1 {
 		t.Fatalf("the process outlived its connection: %d %v", n, err)
 	}
