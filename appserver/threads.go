@@ -495,20 +495,29 @@ func (s *Server) threadNameSet(ctx context.Context, c *call, p appproto.ThreadSe
 	if name == "" {
 		return appproto.EmptyResponse{}, invalidRequest("thread name must not be empty")
 	}
-	loaded := s.thread(id) != nil
+	if t := s.thread(id); t != nil {
+		// A loaded thread's core reports the name as an event, which its
+		// listener projects: the answer is sent under the thread's lock,
+		// so that it precedes thread/name/updated.
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if !t.st.unloaded {
+			if err := s.core.SetThreadName(ctx, id, name); err != nil {
+				return appproto.EmptyResponse{}, coreError(err)
+			}
+			c.respond(appproto.EmptyResponse{}, nil)
+			return appproto.EmptyResponse{}, errDeferred
+		}
+	}
 	if err := s.core.SetThreadName(ctx, id, name); errors.Is(err, agent.ErrThreadNotFound) {
 		return appproto.EmptyResponse{}, invalidRequest("no rollout found for thread id " + id)
 	} else if err != nil {
 		return appproto.EmptyResponse{}, coreError(err)
 	}
-	if !loaded {
-		// A loaded thread's core reports the name as an event, which its
-		// listener projects; an unloaded one has no listener.
-		c.respond(appproto.EmptyResponse{}, nil)
-		s.toAll(newNote(appproto.ThreadNameUpdated.Name(), appproto.ThreadNameUpdatedNotification{ThreadID: id, ThreadName: &name}))
-		return appproto.EmptyResponse{}, errDeferred
-	}
-	return appproto.EmptyResponse{}, nil
+	// An unloaded thread has no listener: every connection is told here.
+	c.respond(appproto.EmptyResponse{}, nil)
+	s.toAll(newNote(appproto.ThreadNameUpdated.Name(), appproto.ThreadNameUpdatedNotification{ThreadID: id, ThreadName: &name}))
+	return appproto.EmptyResponse{}, errDeferred
 }
 
 func (s *Server) threadSettingsUpdate(ctx context.Context, c *call, p appproto.ThreadSettingsUpdateParams) (appproto.EmptyResponse, error) {

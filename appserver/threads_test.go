@@ -345,3 +345,44 @@ func TestThreadSettingsUpdateAnswersFirst(t *testing.T) {
 		t.Fatalf("thread/settings/updated overtook the answer: %v", log)
 	}
 }
+
+// nameRaceCore holds SetThreadName until the client has seen
+// thread/name/updated (or a short while has passed), as settingsRaceCore
+// holds thread/settings/update.
+type nameRaceCore struct {
+	*agenttest.Core
+	seen func() bool
+}
+
+func (r *nameRaceCore) SetThreadName(ctx context.Context, id, name string) error {
+	err := r.Core.SetThreadName(ctx, id, name)
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for err == nil && !r.seen() && time.Now().Before(deadline) {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	return err
+}
+
+// thread/name/set on a loaded thread answers before thread/name/updated.
+func TestThreadNameSetAnswersFirst(t *testing.T) {
+	core := &nameRaceCore{Core: agenttest.New(agenttest.Options{})}
+	e := newEnvWith(t, core, Config{})
+	c := e.dial("namer")
+	core.seen = func() bool {
+		return c.has(func(m *wmsg) bool { return m.Method == "thread/name/updated" })
+	}
+	c.initialize(nil)
+	thread := c.startThread(nil)
+	id := c.request(appproto.MethodThreadNameSet, map[string]any{"threadId": thread, "name": "named"})
+	if r := c.response(id); string(r.Result) != "{}" {
+		t.Fatalf("answer: %s", r)
+	}
+	if n := c.note("thread/name/updated"); n.str(t, "/threadName") != "named" {
+		t.Fatalf("updated: %s", n)
+	}
+	log := methodsOf(c.logged())
+	if indexOf(log, "response:"+id) > indexOf(log, "thread/name/updated") {
+		t.Fatalf("thread/name/updated overtook the answer: %v", log)
+	}
+}
