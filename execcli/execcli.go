@@ -1,7 +1,7 @@
-// Package execcli is the `codexd exec` command: it runs one command through
+// Package execcli is the `codexd run` command: it runs one command through
 // an exec-server and mirrors its output, input, signals and exit code.
 //
-//	codexd exec [--server ws://HOST:PORT|unix://PATH] [--auth-token-file F]
+//	codexd run [--server ws://HOST:PORT|unix://PATH] [--auth-token-file F]
 //	            [--tty] [--cwd DIR] [--env K=V]... [--no-stdin] -- CMD [ARGS...]
 //
 // Without --server it serves an in-process exec-server (the embedded
@@ -28,13 +28,13 @@
 //
 //	0-255  the remote command's exit code; 128+N when signal N killed it
 //	2      bad usage (nothing was run)
-//	125    codexd exec itself failed: cannot connect, handshake refused, the
+//	125    codexd run itself failed: cannot connect, handshake refused, the
 //	       connection was lost and the session could not be resumed
 //	126    the command could not be started (for example, permission denied)
 //	127    the command (or its cwd) was not found
 //
 // 125-127 follow env(1), chroot(1) and docker run. A command may exit with
-// these codes itself; the message on stderr, prefixed "codexd exec:", tells
+// these codes itself; the message on stderr, prefixed "codexd run:", tells
 // the cases apart.
 //
 // The package must stay thin: flag parsing, wiring local I/O and signals to
@@ -62,7 +62,7 @@ import (
 	"github.com/codexd/codexd/rpcserve"
 )
 
-// Exit codes of codexd exec itself; see the package doc.
+// Exit codes of codexd run itself; see the package doc.
 const (
 	ExitUsage     = 2
 	ExitFailure   = 125
@@ -70,7 +70,7 @@ const (
 	ExitNotFound  = 127
 )
 
-// Main runs `codexd exec` with args and returns the process exit code.
+// Main runs `codexd run` with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -95,7 +95,7 @@ type config struct {
 }
 
 func parse(args []string, stderr io.Writer, environ []string) (*config, error) {
-	fs := flag.NewFlagSet("codexd exec", flag.ContinueOnError)
+	fs := flag.NewFlagSet("codexd run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &config{}
 	fs.StringVar(&cfg.server, "server", "", "exec-server `URL`: ws://HOST:PORT or unix://PATH (default: an in-process server)")
@@ -107,7 +107,7 @@ func parse(args []string, stderr io.Writer, environ []string) (*config, error) {
 	var envs multiFlag
 	fs.Var(&envs, "env", "set `K=V` in the command's environment (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: codexd exec [--server URL] [--auth-token-file FILE] [--tty] [--cwd DIR] [--env K=V]... [--inherit-env] [--no-stdin] -- CMD [ARGS...]")
+		fmt.Fprintln(stderr, "usage: codexd run [--server URL] [--auth-token-file FILE] [--tty] [--cwd DIR] [--env K=V]... [--inherit-env] [--no-stdin] -- CMD [ARGS...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -194,15 +194,21 @@ func (s *syncWriter) Write(b []byte) (int, error) {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan os.Signal, environ []string) int {
 	stderr = &syncWriter{w: stderr}
+	// --help is an answer, not a mistake: the usage goes to stdout, exit 0,
+	// as for every other codexd command.
+	if _, err := parse(args, io.Discard, environ); errors.Is(err, flag.ErrHelp) {
+		_, _ = parse(args, stdout, environ)
+		return 0
+	}
 	cfg, err := parse(args, stderr, environ)
 	if err != nil {
 		if !errors.As(err, new(errReported)) {
-			fmt.Fprintln(stderr, "codexd exec:", err)
+			fmt.Fprintln(stderr, "codexd run:", err)
 		}
 		return ExitUsage
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "codexd exec: "+format+"\n", a...)
+		fmt.Fprintf(stderr, "codexd run: "+format+"\n", a...)
 		return ExitFailure
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -224,7 +230,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan o
 		if cfg.tokenFile != "" {
 			tok, err := rpcserve.ReadAuthToken(cfg.tokenFile)
 			if err != nil {
-				fmt.Fprintln(stderr, "codexd exec:", err)
+				fmt.Fprintln(stderr, "codexd run:", err)
 				return ExitUsage
 			}
 			opts.BearerToken = tok
@@ -265,12 +271,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan o
 			if sig == os.Interrupt && !interrupted {
 				interrupted = true
 				if err := p.Signal(ctx); err != nil {
-					fmt.Fprintln(stderr, "codexd exec: interrupt:", err)
+					fmt.Fprintln(stderr, "codexd run: interrupt:", err)
 				}
 				continue
 			}
 			if _, err := p.Terminate(ctx); err != nil {
-				fmt.Fprintln(stderr, "codexd exec: terminate:", err)
+				fmt.Fprintln(stderr, "codexd run: terminate:", err)
 			}
 		case <-outputsDone:
 			waiting = false
@@ -281,7 +287,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan o
 	case err == nil:
 		return code
 	case errors.Is(err, execclient.ErrOutputLost):
-		fmt.Fprintln(stderr, "codexd exec: warning:", err)
+		fmt.Fprintln(stderr, "codexd run: warning:", err)
 		return code
 	}
 	return fail("%v", err)
@@ -289,7 +295,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan o
 
 // startFailure maps a failed process/start to an exit code.
 func startFailure(stderr io.Writer, cfg *config, err error) int {
-	fmt.Fprintf(stderr, "codexd exec: cannot run %s: %v\n", cfg.argv[0], err)
+	fmt.Fprintf(stderr, "codexd run: cannot run %s: %v\n", cfg.argv[0], err)
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError {
 		return ExitFailure

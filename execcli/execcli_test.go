@@ -84,7 +84,7 @@ func wait(t *testing.T, done chan outcome) outcome {
 	case o := <-done:
 		return o
 	case <-time.After(waitTimeout):
-		t.Fatal("codexd exec did not return")
+		t.Fatal("codexd run did not return")
 	}
 	return outcome{}
 }
@@ -235,7 +235,7 @@ func TestCtrlC(t *testing.T) {
 func TestStartFailures(t *testing.T) {
 	modes(t, func(t *testing.T, server []string) {
 		o := runSync(t, args(server, "--", "definitely-not-a-command-xyz"), nil)
-		if o.code != ExitNotFound || !strings.Contains(o.stderr, "codexd exec: cannot run definitely-not-a-command-xyz") {
+		if o.code != ExitNotFound || !strings.Contains(o.stderr, "codexd run: cannot run definitely-not-a-command-xyz") {
 			t.Fatalf("missing command: %+v", o)
 		}
 		dir := t.TempDir()
@@ -268,16 +268,18 @@ func TestUsage(t *testing.T) {
 	if o.code != ExitUsage {
 		t.Errorf("missing token file: %+v", o)
 	}
-	// --help is not an error of the command, but nothing runs.
-	if o := runSync(t, []string{"--help"}, nil); o.code != ExitUsage || !strings.Contains(o.stderr, "usage: codexd exec") {
-		t.Errorf("--help: %+v", o)
+	// --help prints the usage on stdout and exits 0; nothing runs.
+	for _, h := range []string{"--help", "-h"} {
+		if o := runSync(t, []string{h, "--", "false"}, nil); o.code != 0 || !strings.Contains(o.stdout, "usage: codexd run") || o.stderr != "" {
+			t.Errorf("%s: %+v", h, o)
+		}
 	}
 }
 
 func TestUnreachableServer(t *testing.T) {
 	for _, url := range []string{"ws://127.0.0.1:1", "unix://" + filepath.Join(t.TempDir(), "no.sock")} {
 		o := runSync(t, []string{"--server", url, "--", "true"}, nil)
-		if o.code != ExitFailure || !strings.Contains(o.stderr, "codexd exec: cannot connect to "+url) {
+		if o.code != ExitFailure || !strings.Contains(o.stderr, "codexd run: cannot connect to "+url) {
 			t.Errorf("%s: %+v", url, o)
 		}
 	}

@@ -11,10 +11,13 @@
 //	cd bench/appbench && go run . -codex $CODEX_BIN -codexd /tmp/codexd
 //
 // codexd serves its scripted instant core (the hidden --bench-instant-core
-// flag); Codex serves a mock Responses API (package mockmodel, in this
-// process) that answers at once. Codex runs with a throwaway CODEX_HOME. The
-// whole run happens in a new network namespace with only a loopback
-// interface (-netns=false when already inside `unshare -n`).
+// flag), and, in a column of its own, its real core; Codex and codexd's
+// real core use a mock Responses API (package mockmodel, in this process)
+// that answers at once. Both run with a throwaway CODEX_HOME. The whole run
+// happens in a new network namespace with only a loopback interface
+// (-netns=false when already inside `unshare -n`). Every executable is
+// dropped from the page cache first, so that all are read back from disk
+// alike (see evictPageCache).
 package main
 
 import (
@@ -43,6 +46,8 @@ type options struct {
 	fanDeltas     int
 	only          string
 	alone         bool
+	real          bool
+	evict         bool
 }
 
 func main() {
@@ -56,8 +61,10 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 100, "subscribed connections in the fan-out test")
 	flag.IntVar(&o.fanTurns, "fan-turns", 20, "turns streamed to the subscribers in the fan-out test")
 	flag.IntVar(&o.fanDeltas, "fan-deltas", 100, "deltas per turn in the fan-out test")
-	flag.StringVar(&o.only, "only", "", "run only this server: codex, codexd or appserver")
+	flag.StringVar(&o.only, "only", "", "run only this server: codex, codexd, real or appserver")
 	flag.BoolVar(&o.alone, "alone", true, "also measure the app-server alone (this binary serving it over the instant core, without the real core linked)")
+	flag.BoolVar(&o.real, "real", true, "also measure `codexd app-server` with its real core, against the mock model as Codex")
+	flag.BoolVar(&o.evict, "evict", true, "drop every server's executable from the page cache before the run (see evictPageCache)")
 	serve := flag.Bool("serve-appserver", false, "internal: serve the app-server over the instant core on -listen")
 	listen := flag.String("listen", "stdio://", "internal: with -serve-appserver")
 	deltas := flag.Int("deltas", 1, "internal: with -serve-appserver, deltas per answer")
@@ -90,6 +97,7 @@ type subject struct {
 // figures are one server's results.
 type figures struct {
 	startFresh, startUsed []time.Duration
+	cpuFresh, cpuUsed     []time.Duration
 	rssInit, rssThreads   int64
 	anonInit              int64
 	latency               []time.Duration
@@ -135,8 +143,24 @@ func run(o options) int {
 			return a
 		}})
 	}
+	if o.real && (o.only == "" || o.only == "real") {
+		// The real binary as users run it: the real core, reading the same
+		// throwaway CODEX_HOME as Codex, against the same mock model.
+		subjects = append(subjects, subject{"codexd, real core", func(listen string) []string {
+			a := []string{o.codexd, "app-server"}
+			if listen != "" {
+				a = append(a, "--listen", listen)
+			}
+			return a
+		}})
+	}
 	if o.alone && (o.only == "" || o.only == "appserver") {
-		exe, err := os.Executable()
+		dir, err := os.MkdirTemp("", "appbench-exe-")
+		if err != nil {
+			fatalf("%v", err)
+		}
+		defer os.RemoveAll(dir)
+		exe, err := copyExecutable(dir)
 		if err != nil {
 			fatalf("%v", err)
 		}
@@ -164,14 +188,28 @@ func run(o options) int {
 			}
 		}
 	}
+	// Every executable is read back from disk, then started once
+	// unmeasured (see evictPageCache).
+	if o.evict {
+		for _, s := range subjects {
+			if err := evictPageCache(s.argv("")[0]); err != nil {
+				fatalf("%s: evicting the page cache: %v", s.name, err)
+			}
+		}
+	}
+	step("warm-up start", func(s subject, r *figures) error {
+		_, err := startup(s, mockURL, "")
+		return err
+	})
 	// Start-ups alternate between the servers, rep by rep, so that a
 	// change in the machine's speed falls on both.
 	for rep := 0; rep < o.reps; rep++ {
 		step(fmt.Sprintf("start-up %d/%d", rep+1, o.reps), func(s subject, r *figures) error {
-			d, rss, anon, err := startup(s, mockURL, "")
-			r.startFresh = append(r.startFresh, d)
-			if rep == 0 || rss < r.rssInit {
-				r.rssInit, r.anonInit = rss, anon
+			st, err := startup(s, mockURL, "")
+			r.startFresh = append(r.startFresh, st.wall)
+			r.cpuFresh = append(r.cpuFresh, st.cpu)
+			if rep == 0 || st.rss < r.rssInit {
+				r.rssInit, r.anonInit = st.rss, st.anon
 			}
 			return err
 		})
@@ -184,17 +222,18 @@ func run(o options) int {
 		}
 		defer os.RemoveAll(h)
 		homes[i] = h
-		if _, _, _, err := startup(s, mockURL, h); err != nil { // warm the home
+		if _, err := startup(s, mockURL, h); err != nil { // warm the home
 			fatalf("%s: %v", s.name, err)
 		}
 	}
 	for rep := 0; rep < o.reps; rep++ {
 		for i, s := range subjects {
-			d, _, _, err := startup(s, mockURL, homes[i])
+			st, err := startup(s, mockURL, homes[i])
 			if err != nil {
 				fatalf("%s: %v", s.name, err)
 			}
-			results[i].startUsed = append(results[i].startUsed, d)
+			results[i].startUsed = append(results[i].startUsed, st.wall)
+			results[i].cpuUsed = append(results[i].cpuUsed, st.cpu)
 		}
 	}
 	step(fmt.Sprintf("RSS with %d threads", o.threads), func(s subject, r *figures) error {
@@ -217,14 +256,25 @@ func run(o options) int {
 	return 0
 }
 
+// startFigures are one start-up's.
+type startFigures struct {
+	// wall runs from just before exec to the initialize response; cpu is
+	// the CPU time the server's threads had used by then, which a loaded
+	// machine does not stretch.
+	wall, cpu time.Duration
+	// rss and anon (KiB) are read once initialized, after a short settle.
+	rss, anon int64
+}
+
 // startup starts the server over stdio, times process start → initialize
 // response, and reads its RSS (and the anonymous part of it) once
 // initialized, after a short settle. home "" means a fresh CODEX_HOME.
-func startup(s subject, mockURL, home string) (time.Duration, int64, int64, error) {
+func startup(s subject, mockURL, home string) (startFigures, error) {
+	var f startFigures
 	if home == "" {
 		h, err := newHome(mockURL)
 		if err != nil {
-			return 0, 0, 0, err
+			return f, err
 		}
 		defer os.RemoveAll(h)
 		home = h
@@ -232,16 +282,18 @@ func startup(s subject, mockURL, home string) (time.Duration, int64, int64, erro
 	t0 := time.Now()
 	srv, err := start(s.name, s.argv(""), home)
 	if err != nil {
-		return 0, 0, 0, err
+		return f, err
 	}
 	defer srv.stop()
 	if _, err := srv.call(1, "initialize", initialize); err != nil {
-		return 0, 0, 0, err
+		return f, err
 	}
-	d := time.Since(t0)
-	time.Sleep(300 * time.Millisecond) // let start-up work that follows the answer settle
+	f.wall = time.Since(t0)
 	pid := srv.cmd.Process.Pid
-	return d, groupRSSKiB(pid), groupKiB(pid, "RssAnon:"), nil
+	f.cpu = cpuTime(pid)
+	time.Sleep(300 * time.Millisecond) // let start-up work that follows the answer settle
+	f.rss, f.anon = groupRSSKiB(pid), groupKiB(pid, "RssAnon:")
+	return f, nil
 }
 
 // loadThreads starts n threads (32 requests in flight) and reads the RSS.
@@ -480,6 +532,8 @@ func report(o options, subjects []subject, r []*figures) {
 	msf := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	row("start → initialize answer, fresh CODEX_HOME, median (ms)", "≤ 0.2×", true, get(func(x *figures) float64 { return msf(median(x.startFresh)) })...)
 	row("start → initialize answer, used CODEX_HOME, median (ms)", "≤ 0.2×", true, get(func(x *figures) float64 { return msf(median(x.startUsed)) })...)
+	row("CPU time to the initialize answer, fresh CODEX_HOME, median (ms)", "", true, get(func(x *figures) float64 { return msf(median(x.cpuFresh)) })...)
+	row("CPU time to the initialize answer, used CODEX_HOME, median (ms)", "", true, get(func(x *figures) float64 { return msf(median(x.cpuUsed)) })...)
 	row("RSS after initialize (MiB)", "≤ 0.3×", true, get(func(x *figures) float64 { return float64(x.rssInit) / 1024 })...)
 	row("  of which anonymous (MiB)", "", true, get(func(x *figures) float64 { return float64(x.anonInit) / 1024 })...)
 	row(fmt.Sprintf("RSS with %d loaded threads (MiB)", o.threads), "≤ 0.3×", true, get(func(x *figures) float64 { return float64(x.rssThreads) / 1024 })...)

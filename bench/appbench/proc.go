@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // server is one app-server under test, a child process.
@@ -198,10 +200,15 @@ func groupRSSKiB(pid int) int64 { return groupKiB(pid, "VmRSS:") }
 // descendants.
 func groupKiB(pid int, field string) int64 {
 	total := statusKiB(pid, field)
-	kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	for _, k := range strings.Fields(string(kids)) {
-		if n, err := strconv.Atoi(k); err == nil {
-			total += groupKiB(n, field)
+	// Each thread lists the children it forked: Codex (tokio) and Go both
+	// fork from any thread, so every task's list is read.
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		kids, _ := os.ReadFile(t)
+		for _, k := range strings.Fields(string(kids)) {
+			if n, err := strconv.Atoi(k); err == nil {
+				total += groupKiB(n, field)
+			}
 		}
 	}
 	return total
@@ -220,4 +227,57 @@ func logf(format string, args ...any) {
 	logMu.Lock()
 	defer logMu.Unlock()
 	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+}
+
+// evictPageCache drops path's pages from the page cache (dirty ones are
+// written back first), so that the next exec reads the file back as a
+// machine that did not just write it does. It matters for RSS: on Linux
+// 6.18 a file just written (a binary just built or copied) sits in the page
+// cache in large folios, which a page fault maps whole, so such a binary
+// looks resident in full (codexd: 32 MiB instead of 18); a file read back
+// through readahead is mapped around what is touched. Every server gets the
+// same treatment. Pages mapped by a running process stay.
+func evictPageCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+}
+
+// copyExecutable copies this program's executable to dir, so that the
+// copy's page cache can be evicted (this process maps the original).
+func copyExecutable(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, "appbench")
+	return dst, os.WriteFile(dst, b, 0o755)
+}
+
+// cpuTime is the CPU time used so far by a process's live threads (their
+// schedstat run time, in ns), without its children.
+func cpuTime(pid int) time.Duration {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var total int64
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			total += n
+		}
+	}
+	return time.Duration(total)
 }

@@ -49,6 +49,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exec-server", "--help"}, 0, "--root"},
 		{[]string{"app-server", "-h"}, 0, "--listen"},
 		{[]string{"mock-model", "--help"}, 0, "--script"},
+		{[]string{"run", "--help"}, 0, "usage: codexd run"},
+		{[]string{"exec", "--help"}, 0, "--json"},
+		{[]string{"help", "run"}, 0, "--server"},
+		{[]string{"run", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"exec", "--", "ls"}, 2, "codexd run"},
 	}
 	for _, tc := range cases {

@@ -1,9 +1,9 @@
 // Package boot assembles a running agent core from a CODEX_HOME, as
 // `codexd app-server` and `codexd exec` start one: it reads config.toml,
-// starts the built-in mock model when that is the chosen provider, opens
-// the thread store, connects the exec-server (in this process, or the
-// remote one named by --exec-server or CODEX_EXEC_SERVER_URL) and picks
-// the sandbox.
+// starts the built-in mock model when that is the chosen provider, prepares
+// the thread store (opened on its first use), connects the exec-server (in
+// this process, or the remote one named by --exec-server or
+// CODEX_EXEC_SERVER_URL) and picks the sandbox.
 //
 // It only wires packages together; it must never hold agent logic, flags
 // or protocol code. Everything it starts, Runtime.Close stops.
@@ -83,8 +83,10 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 	rt.closers = append(rt.closers, dialer.Close)
 	var st store.Store
 	if !opts.NoStore {
-		// The core closes the store.
-		if st, err = store.Open(ctx, cfg.CodexHome, store.Options{Logger: log}); err != nil {
+		// The core closes the store. It opens on first use: its SQLite
+		// index and the rescan of the rollouts must not delay the
+		// server's first answer (initialize).
+		if st, err = store.OpenLazy(cfg.CodexHome, store.Options{Logger: log}); err != nil {
 			return nil, fmt.Errorf("opening the thread store in %s: %w", cfg.CodexHome, err)
 		}
 	}
