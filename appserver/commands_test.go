@@ -146,7 +146,7 @@ func TestCommandExecConnectionScoped(t *testing.T) {
 		n, err = unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
 	}
 	if err != nil || n != 1 {
-		t.Fatalf("the process outlived its connection: %d %v", n, err)
+		t.Fatalf("the process outlived its connection: poll = %d, %v (%T)", n, err, err)
 	}
 }
 
