@@ -1,6 +1,7 @@
 package modelclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,8 +16,6 @@ import (
 	"time"
 
 	"github.com/codexd/codexd/config"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // Options tune a Client. The zero value is ready to use.
@@ -55,8 +54,9 @@ type Retry struct {
 type Client struct {
 	provider config.Provider
 	opts     Options
-	sdk      openai.Client
-	base     *url.URL
+	http     *http.Client
+	// endpoint is {base_url}/responses with the provider's query_params.
+	endpoint string
 }
 
 const backoffBase = 200 * time.Millisecond
@@ -95,20 +95,58 @@ func New(p config.Provider, opts Options) (*Client, error) {
 	if opts.Jitter == nil {
 		opts.Jitter = func() float64 { return 0.9 + 0.2*rand.Float64() }
 	}
-	c := &Client{provider: p, opts: opts, base: base}
-	// The SDK's client is built without openai.DefaultClientOptions, which
-	// read OPENAI_* variables: only the provider decides what is sent.
-	sdkOpts := []option.RequestOption{
-		option.WithBaseURL(p.BaseURL),
-		option.WithHTTPClient(opts.HTTPClient),
-		option.WithMaxRetries(0),
-		option.WithMiddleware(c.middleware),
-	}
-	for k, v := range p.QueryParams {
-		sdkOpts = append(sdkOpts, option.WithQuery(k, v))
-	}
-	c.sdk = openai.Client{Options: sdkOpts}
+	hc := *opts.HTTPClient
+	hc.CheckRedirect = guardRedirect(opts.HTTPClient.CheckRedirect)
+	c := &Client{provider: p, opts: opts, http: &hc, endpoint: endpoint(base, p.QueryParams)}
 	return c, nil
+}
+
+// endpoint joins base and "responses" as the SDK's base URL handling does
+// (base_url "http://h/v1" and "http://h/v1/" both give
+// "http://h/v1/responses"), with the provider's query parameters.
+func endpoint(base *url.URL, query map[string]string) string {
+	u := *base
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/responses"
+	u.RawPath = ""
+	if len(query) > 0 {
+		q := u.Query()
+		for k, v := range query {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// guardRedirect keeps credentials on the origin they were meant for: a
+// redirect to another scheme, host or port goes without the Authorization
+// header or the provider's own headers (which may carry keys), whatever
+// next allows. net/http already drops Authorization for another domain;
+// this also covers a subdomain, another port and https→http.
+func guardRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("modelclient: stopped after 10 redirects")
+		}
+		orig := via[0].URL
+		if req.URL.Scheme != orig.Scheme || req.URL.Host != orig.Host {
+			req.Header.Del("Authorization")
+			for k := range via[0].Header {
+				if _, ok := safeToForward[http.CanonicalHeaderKey(k)]; !ok {
+					req.Header.Del(k)
+				}
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+}
+
+// safeToForward are the headers a cross-origin redirect keeps.
+var safeToForward = map[string]struct{}{
+	"Accept": {}, "Content-Type": {}, "User-Agent": {}, "Accept-Encoding": {},
 }
 
 // Provider returns the provider the client was made for; its
@@ -144,31 +182,31 @@ func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("modelclient: encoding the request: %w", err)
 	}
-	opts := []option.RequestOption{option.WithHeader("User-Agent", c.opts.UserAgent)}
+	header := http.Header{}
+	header.Set("User-Agent", c.opts.UserAgent)
 	if token != "" {
-		opts = append(opts, option.WithHeader("Authorization", "Bearer "+token))
+		header.Set("Authorization", "Bearer "+token)
 	}
 	for k, v := range c.provider.HTTPHeaders {
-		opts = append(opts, option.WithHeader(k, v))
+		header.Set(k, v)
 	}
 	for k, env := range c.provider.EnvHTTPHeaders {
 		if v := strings.TrimSpace(c.opts.Getenv(env)); v != "" {
-			opts = append(opts, option.WithHeader(k, v))
+			header.Set(k, v)
 		}
 	}
 	for k, vs := range req.Header {
-		for i, v := range vs {
-			if i == 0 {
-				opts = append(opts, option.WithHeader(k, v))
-			} else {
-				opts = append(opts, option.WithHeaderAdd(k, v))
-			}
+		header.Del(k)
+		for _, v := range vs {
+			header.Add(k, v)
 		}
 	}
+	header.Set("Content-Type", "application/json")
+	header.Set("Accept", "text/event-stream")
 
 	max := c.provider.RequestMaxRetries
 	for attempt := 0; ; attempt++ {
-		s, err := c.send(ctx, body, opts)
+		s, err := c.send(ctx, body, header)
 		if err == nil {
 			return s, nil
 		}
@@ -198,15 +236,14 @@ var errIdleTimer = errors.New("idle timer")
 // send makes one request. The stream's context, and the idle timer that
 // cancels it, start before the request: a server that never answers the
 // headers is as idle as one that stops sending events.
-func (c *Client) send(ctx context.Context, body []byte, opts []option.RequestOption) (*Stream, error) {
+func (c *Client) send(ctx context.Context, body []byte, header http.Header) (*Stream, error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	idle := c.provider.StreamIdleTimeout
 	if idle <= 0 {
 		idle = config.DefaultStreamIdleTimeout
 	}
 	timer := time.AfterFunc(idle, func() { cancel(errIdleTimer) })
-	var res *http.Response
-	err := c.sdk.Post(sctx, "responses", body, &res, opts...)
+	res, err := c.do(sctx, body, header)
 	if err != nil {
 		timer.Stop()
 		idleFired := errors.Is(context.Cause(sctx), errIdleTimer)
@@ -222,18 +259,16 @@ func (c *Client) send(ctx context.Context, body []byte, opts []option.RequestOpt
 	return newStream(ctx, sctx, cancel, timer, idle, res), nil
 }
 
-// middleware runs around each HTTP exchange the SDK makes: it drops the
-// SDK's telemetry headers, asks for an event stream, and turns a non-2xx
-// answer into an *APIError (the SDK would otherwise lose the status of a
-// body that is not JSON).
-func (c *Client) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	for k := range req.Header {
-		if strings.HasPrefix(strings.ToLower(k), "x-stainless-") {
-			req.Header.Del(k)
-		}
+// do makes one HTTP exchange and turns a non-2xx answer into an
+// *APIError, keeping the status and Retry-After even when the body is not
+// JSON.
+func (c *Client) do(ctx context.Context, reqBody []byte, header http.Header) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(reqBody))
+	if err != nil {
+		return nil, err
 	}
-	req.Header.Set("Accept", "text/event-stream")
-	res, err := next(req)
+	hreq.Header = header.Clone()
+	res, err := c.http.Do(hreq)
 	if err != nil {
 		return nil, err
 	}

@@ -17,22 +17,24 @@
 //
 // # What it uses of openai-go
 //
-// The request goes through github.com/openai/openai-go/v3's client (base
-// URL and path joining, query parameters, headers, the credential-origin
-// redirect guard) and the events are framed by its SSE decoder
+// The events are framed by github.com/openai/openai-go/v3's SSE decoder
 // (packages/ssestream: `event:`/`data:` lines, multi-line data, comments,
-// CRLF). Three things are done here instead, because the SDK cannot do them
-// as Codex does:
+// CRLF). The rest is done here, on net/http:
+//   - The request. The SDK's client would only join the base URL and add
+//     headers here, and importing it links every API service the SDK has
+//     (half of codexd's code, resident in every codexd process, the
+//     exec-server's included). Credentials stay on their origin: a
+//     redirect elsewhere drops the key and the provider's headers.
 //   - Retries: the SDK's retry loop has no hook before it sleeps, and the
 //     caller must announce a retry (error {willRetry: true}) before the
-//     wait; so the SDK runs with zero retries and this package retries.
+//     wait.
 //   - Event decoding: the SDK's typed stream (ssestream.Stream) ends the
 //     whole stream on the first event whose data is not valid JSON, turns
 //     any event carrying a top-level "error" member into an opaque error,
 //     and stops at "[DONE]"; Codex skips an event it cannot parse and goes
-//     on. So the SDK's decoder is used for framing only and each event's
-//     JSON is decoded here into the package's own small types, keeping
-//     unknown events and item types (they are skipped, or kept raw).
+//     on. So each event's JSON is decoded here into the package's own
+//     small types, keeping unknown events and item types (they are
+//     skipped, or kept raw).
 //   - The idle timeout, which the SDK does not have.
 //
 // Codex's environment-driven SDK defaults (OPENAI_BASE_URL, OPENAI_ORG_ID,

@@ -1,3 +1,5 @@
+//go:build !execonly
+
 package main
 
 import (

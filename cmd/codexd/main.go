@@ -22,7 +22,6 @@ import (
 
 	"github.com/codexd/codexd/execcli"
 	"github.com/codexd/codexd/execserver/procs"
-	"github.com/codexd/codexd/mockmodel"
 	"github.com/codexd/codexd/sandbox"
 )
 
@@ -38,15 +37,10 @@ type command struct {
 	run            func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
-var commands = []command{
-	{"exec", `exec [flags] "PROMPT"             run one agent turn non-interactively and print the answer`, runExec},
-	{"app-server", "app-server [--listen URL]          serve Codex's app-server protocol (the TUI, IDEs, scripts)", runAppServer},
-	{"exec-server", "exec-server [--listen URL]         serve the exec-server (processes, files, HTTP for an agent)", runExecServer},
-	{"run", "run [--server URL] -- CMD [ARGS]    run a command through an exec-server (in-process by default)", runRun},
-	{"mock-model", "mock-model [--listen HOST:PORT]    serve a scriptable mock Responses API, for offline runs", func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-		return mockmodel.Main(args, stdout, stderr)
-	}},
-}
+var commands = append(agentCommands(),
+	command{"exec-server", "exec-server [--listen URL]         serve the exec-server (processes, files, HTTP for an agent)", runExecServer},
+	command{"run", "run [--server URL] -- CMD [ARGS]    run a command through an exec-server (in-process by default)", runRun},
+)
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "codexd %s: Codex's JSON-RPC servers and agent, in Go (wire-compatible with Codex %s)\n\nusage:\n", version, codexVersion)

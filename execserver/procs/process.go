@@ -224,13 +224,13 @@ type Process struct {
 
 	wmu        sync.Mutex // orders writes and makes write-id dedupe atomic
 	writeIDs   idSet
-	stdinQ     chan []byte
+	stdinQ     chan []byte // nil without a stdin (stdinOpen false): never used then
 	stopWriter chan struct{}
 	writerDone chan struct{}
 }
 
 func newProcess(m *Manager, opts *StartOptions) *Process {
-	return &Process{
+	p := &Process{
 		id:          opts.ID,
 		m:           m,
 		tty:         opts.TTY,
@@ -242,10 +242,16 @@ func newProcess(m *Manager, opts *StartOptions) *Process {
 		streamsDone: make(chan struct{}),
 		done:        make(chan struct{}),
 		writeIDs:    idSet{max: m.cfg.WriteIDs},
-		stdinQ:      make(chan []byte, m.cfg.StdinQueue),
 		stopWriter:  make(chan struct{}),
 		writerDone:  make(chan struct{}),
 	}
+	// Only a process with a stdin gets a queue: 3 KiB that a closed
+	// process would otherwise keep for the closed-process TTL, and most
+	// commands (exec_command without a tty) have none.
+	if p.stdinOpen {
+		p.stdinQ = make(chan []byte, m.cfg.StdinQueue)
+	}
+	return p
 }
 
 // ID returns the client-chosen id.
