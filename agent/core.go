@@ -130,8 +130,10 @@ type ThreadQuery struct {
 	SortKey string
 	// Ascending reverses the default newest-first order.
 	Ascending bool
-	// Cwd, ModelProviders and SourceKinds filter when non-empty.
+	// Cwd, Cwds, ModelProviders and SourceKinds filter when non-empty
+	// (Cwds: any of them).
 	Cwd            string
+	Cwds           []string
 	ModelProviders []string
 	SourceKinds    []string
 	// SearchTerm filters on the preview and name, case-insensitively.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
@@ -138,9 +139,14 @@ func TestCommandExecConnectionScoped(t *testing.T) {
 	a.conn.Close()
 	// The process ends when its connection does.
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(wait)
 	n, err := unix.Poll(fds, int(wait.Milliseconds()))
+	for err == unix.EINTR && time.Now().Before(deadline) {
+		// The runtime's preemption signals interrupt poll(2).
+		n, err = unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+	}
 	if err != nil || n != 1 {
-		t.Fatalf("the process outlived its connection: %d %v", n, err)
+		t.Fatalf("the process outlived its connection: poll = %d, %v (%T)", n, err, err)
 	}
 }
 
@@ -198,5 +204,33 @@ func TestFS(t *testing.T) {
 	}
 	if err := c.callErr(appproto.MethodCommandExec, map[string]any{"command": []string{"true"}, "cwd": "/"}); err.Code != -32600 {
 		t.Errorf("cwd outside the roots: %+v", err)
+	}
+	// The exec-server's other refusals hold here too: a symlink out of the
+	// roots is resolved before the check, a root is never removed, and a
+	// file is never copied onto itself.
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, p("escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.callErr(appproto.MethodFsReadFile, map[string]any{"path": p("escape/secret")}); err.Code != -32600 {
+		t.Errorf("read through a symlink out of the roots: %+v", err)
+	}
+	if err := c.callErr(appproto.MethodFsWriteFile, map[string]any{"path": p("escape/new"), "dataBase64": ""}); err.Code != -32600 {
+		t.Errorf("write through a symlink out of the roots: %+v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new")); !os.IsNotExist(err) {
+		t.Error("a write went through the symlink")
+	}
+	if err := c.callErr(appproto.MethodFsRemove, map[string]any{"path": root, "recursive": true, "force": true}); err.Code != -32600 {
+		t.Errorf("remove a root: %+v", err)
+	}
+	if _, err := os.Stat(p("a.txt")); err != nil {
+		t.Errorf("the root's files after a refused remove: %v", err)
+	}
+	if err := c.callErr(appproto.MethodFsCopy, map[string]any{"sourcePath": p("a.txt"), "destinationPath": p("a.txt")}); err.Code != -32600 {
+		t.Errorf("copy a file onto itself: %+v", err)
 	}
 }

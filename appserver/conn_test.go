@@ -191,3 +191,29 @@ func TestOverloadedInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Every method of Codex's schema that codexd does not serve gets a clear
+// -32601 that names it: no crash, no silence, whatever the params.
+func TestEveryUnsupportedMethodAnswers(t *testing.T) {
+	e := newEnv(t, agenttest.Options{}, Config{})
+	c := e.dial("all-methods")
+	c.initialize(map[string]any{"experimentalApi": true})
+	n := 0
+	for _, m := range appproto.ClientMethods {
+		if e.srv.handlers[m] != nil {
+			continue
+		}
+		n++
+		for _, params := range []any{map[string]any{}, nil, []any{1}} {
+			id := c.request(m, params)
+			r := c.response(id)
+			if r.Error == nil || r.Error.Code != jsonrpc.CodeMethodNotFound || r.Error.Message != "`"+m+"` is not supported by codexd" {
+				t.Errorf("%s %v: %s", m, params, r)
+			}
+		}
+	}
+	if n < 100 {
+		t.Fatalf("only %d unsupported methods: the list is wrong", n)
+	}
+	c.barrier()
+}

@@ -191,12 +191,17 @@ func (p *jsonPeer) request(id int64, r *outRequest) error {
 	return conn.SendEncoded(background, append(msg, '}'))
 }
 
+// respond queues a deferred answer without writing it itself: it is often
+// called under a thread's lock (so that the answer precedes the thread's
+// next notifications), and a client that does not read must not hold that
+// lock, and every other subscriber of the thread with it, through a write
+// that cannot complete.
 func (p *jsonPeer) respond(id jsonrpc.ID, result any, err error) error {
 	conn := p.conn.Load()
 	if conn == nil {
 		return jsonrpc.ErrClosed
 	}
-	return conn.Respond(id, result, err)
+	return conn.RespondAsync(id, result, err)
 }
 
 func (p *jsonPeer) shutdown() {

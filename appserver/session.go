@@ -16,7 +16,11 @@ import (
 
 // peer is where a session's outbound messages go: a JSON connection or an
 // in-process client. Each call may block while the peer's queue is full
-// (backpressure); none may be made while a thread's lock is held.
+// (backpressure, stdio only), but none writes to the transport itself: a
+// background flusher does. So respond may be called under a thread's lock
+// (handlers answer there, so that the answer precedes the thread's next
+// notifications); notify and request are made by the listener after it
+// released the lock.
 type peer interface {
 	// notify sends a notification.
 	notify(n *note) error

@@ -97,19 +97,27 @@ func TestUnsubscribedRouting(t *testing.T) {
 // wherever the resume falls in a stream of deltas.
 func TestMidTurnResumeNoGapNoDuplicate(t *testing.T) {
 	const deltas = 3000
-	started := agenttest.NewGate()
+	started, resuming, finish := agenttest.NewGate(), agenttest.NewGate(), agenttest.NewGate()
 	e := newEnv(t, agenttest.Options{Turn: func(tn *agenttest.Turn) {
 		tn.Emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: "msg_long"}})
-		tn.Emit(agent.AgentMessageDelta{ItemID: "msg_long", Delta: "d0;"})
-		started.Open()
 		var full strings.Builder
-		full.WriteString("d0;")
-		for i := 1; i < deltas; i++ {
+		for i := 0; i < deltas; i++ {
+			if i == 1 {
+				started.Open()
+			}
+			if i == deltas/3 && tn.Wait(resuming) != nil {
+				return
+			}
 			d := fmt.Sprintf("d%d;", i)
 			full.WriteString(d)
 			if !tn.Emit(agent.AgentMessageDelta{ItemID: "msg_long", Delta: d}) {
 				return
 			}
+		}
+		// The turn stays open until the resume was answered, so that the
+		// snapshot always holds it running.
+		if tn.Wait(finish) != nil {
+			return
 		}
 		tn.Emit(agent.ItemCompleted{Item: &agent.AgentMessage{ID: "msg_long", Text: full.String()}})
 	}}, Config{})
@@ -119,10 +127,13 @@ func TestMidTurnResumeNoGapNoDuplicate(t *testing.T) {
 	thread := a.startThread(nil)
 	turn := a.startTurn(thread, "stream")
 	<-started.Done()
-	// Once A has seen a delta, the listener has applied the turn's start:
-	// the resume falls somewhere in the stream that is still going.
+	// Once A has seen a delta, the listener has applied the turn's start.
+	// The rest of the stream is let go just as B resumes: the resume falls
+	// somewhere in it (or after it), wherever the scheduler puts it.
 	a.note("item/agentMessage/delta")
+	resuming.Open()
 	resumed := b.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
+	finish.Open()
 	var turns []appproto.Turn
 	if err := pointer(resumed.Result, "/thread/turns", &turns); err != nil {
 		t.Fatal(err)

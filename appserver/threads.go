@@ -35,9 +35,13 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	if err != nil {
 		return appproto.ThreadStartResponse{}, err
 	}
+	noTools, err := configNoTools(p.Config)
+	if err != nil {
+		return appproto.ThreadStartResponse{}, err
+	}
 	l, err := s.core.StartThread(ctx, agent.StartOptions{Overrides: o, Ephemeral: deref(p.Ephemeral), Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
-		Originator: c.sess.clientName()})
+		Originator: c.sess.clientName(), NoTools: noTools})
 	if err != nil {
 		return appproto.ThreadStartResponse{}, coreError(err)
 	}
@@ -57,6 +61,49 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	}
 	t.mu.Unlock()
 	return resp, errDeferred
+}
+
+// configNoTools reads the `config` overrides of thread/start and
+// thread/fork (Codex's config keys, dotted as with `-c`, or nested) for
+// what codexd acts on: a config that turns the shell tool off
+// (features.shell_tool = false, as the TUI's title job and other helper
+// threads send) gets a thread whose model is offered no tools at all.
+// codexd cannot take the shell away alone, and offering less than asked is
+// the safe side. Other keys are accepted and ignored.
+func configNoTools(raw jsontextValue) (bool, error) {
+	if raw == nil || string(raw) == "null" {
+		return false, nil
+	}
+	var cfg map[string]jsontextValue
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return false, invalidRequest("Invalid request: invalid type: " + jsonKind(raw) + ", expected a map")
+	}
+	v, ok := cfg["features.shell_tool"]
+	if !ok {
+		var features map[string]jsontextValue
+		if json.Unmarshal(cfg["features"], &features) == nil {
+			v, ok = features["shell_tool"]
+		}
+	}
+	return ok && string(v) == "false", nil
+}
+
+// jsonKind names a JSON value's type as serde's errors do.
+func jsonKind(raw jsontextValue) string {
+	switch raw.Kind() {
+	case '"':
+		return "string " + strconv.Quote(strings.Trim(string(raw), `"`))
+	case 't', 'f':
+		return "boolean `" + string(raw) + "`"
+	case '0':
+		if strings.ContainsAny(string(raw), ".eE") {
+			return "floating point `" + string(raw) + "`"
+		}
+		return "integer `" + string(raw) + "`"
+	case '[':
+		return "sequence"
+	}
+	return "value"
 }
 
 // startResponseLocked is the answer of thread/start and thread/fork.
@@ -156,9 +203,13 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 	if err != nil {
 		return appproto.ThreadForkResponse{}, err
 	}
+	noTools, err := configNoTools(p.Config)
+	if err != nil {
+		return appproto.ThreadForkResponse{}, err
+	}
 	l, err := s.core.ForkThread(ctx, id, agent.StartOptions{Overrides: o, Ephemeral: p.Ephemeral, Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
-		Originator: c.sess.clientName()})
+		Originator: c.sess.clientName(), NoTools: noTools})
 	if errors.Is(err, agent.ErrThreadNotFound) {
 		return appproto.ThreadForkResponse{}, invalidRequest("no rollout found for thread id " + id)
 	} else if err != nil {
@@ -217,19 +268,56 @@ func (s *Server) threadRead(ctx context.Context, c *call, p appproto.ThreadReadP
 // maxListLimit caps a page of thread/list, as Codex does.
 const maxListLimit = 100
 
+// interactiveSources are the sources thread/list shows when the client
+// names none, as Codex's INTERACTIVE_SESSION_SOURCES: threads of `exec`
+// runs and sub-agents are listed only on request.
+var interactiveSources = []string{"cli", "vscode"}
+
+// listSortKey maps the schema's sort keys onto the store's. codexd's
+// recency is the last update, and it has no sections: the TUI's
+// "section_position" lists by recency.
+func listSortKey(k *string) (string, error) {
+	switch key := deref(k); key {
+	case "", "created_at":
+		return "created_at", nil
+	case "updated_at", "recency_at", "section_position":
+		return "updated_at", nil
+	default:
+		return "", invalidRequest(fmt.Sprintf("unknown sort key `%s`", key))
+	}
+}
+
 func (s *Server) threadList(ctx context.Context, c *call, p appproto.ThreadListParams) (appproto.ThreadListResponse, error) {
+	key, err := listSortKey(p.SortKey)
+	if err != nil {
+		return appproto.ThreadListResponse{}, err
+	}
 	q := agent.ThreadQuery{Cursor: deref(p.Cursor), Archived: deref(p.Archived), ModelProviders: p.ModelProviders,
-		SourceKinds: p.SourceKinds, SearchTerm: deref(p.SearchTerm), SortKey: deref(p.SortKey)}
+		SourceKinds: p.SourceKinds, SearchTerm: deref(p.SearchTerm), SortKey: key}
+	if len(q.SourceKinds) == 0 {
+		q.SourceKinds = interactiveSources
+	}
 	if p.Limit != nil {
 		q.Limit = min(int(*p.Limit), maxListLimit)
 	}
 	if d := deref(p.SortDirection); d == "asc" {
 		q.Ascending = true
 	}
-	if p.Cwd != nil {
+	// cwd is one path or a list of them (ThreadListCwdFilter).
+	if present := p.Cwd != nil && string(p.Cwd) != "null"; present {
 		var one string
-		if json.Unmarshal(p.Cwd, &one) == nil {
+		var many []string
+		switch {
+		case json.Unmarshal(p.Cwd, &one) == nil:
 			q.Cwd = one
+		case json.Unmarshal(p.Cwd, &many) == nil:
+			if len(many) == 0 {
+				// Matches no thread.
+				return appproto.ThreadListResponse{Data: []appproto.Thread{}}, nil
+			}
+			q.Cwds = many
+		default:
+			return appproto.ThreadListResponse{}, invalidRequest("Invalid request: data did not match any variant of untagged enum ThreadListCwdFilter")
 		}
 	}
 	page, err := s.core.ListThreads(ctx, q)
@@ -407,20 +495,29 @@ func (s *Server) threadNameSet(ctx context.Context, c *call, p appproto.ThreadSe
 	if name == "" {
 		return appproto.EmptyResponse{}, invalidRequest("thread name must not be empty")
 	}
-	loaded := s.thread(id) != nil
+	if t := s.thread(id); t != nil {
+		// A loaded thread's core reports the name as an event, which its
+		// listener projects: the answer is sent under the thread's lock,
+		// so that it precedes thread/name/updated.
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if !t.st.unloaded {
+			if err := s.core.SetThreadName(ctx, id, name); err != nil {
+				return appproto.EmptyResponse{}, coreError(err)
+			}
+			c.respond(appproto.EmptyResponse{}, nil)
+			return appproto.EmptyResponse{}, errDeferred
+		}
+	}
 	if err := s.core.SetThreadName(ctx, id, name); errors.Is(err, agent.ErrThreadNotFound) {
 		return appproto.EmptyResponse{}, invalidRequest("no rollout found for thread id " + id)
 	} else if err != nil {
 		return appproto.EmptyResponse{}, coreError(err)
 	}
-	if !loaded {
-		// A loaded thread's core reports the name as an event, which its
-		// listener projects; an unloaded one has no listener.
-		c.respond(appproto.EmptyResponse{}, nil)
-		s.toAll(newNote(appproto.ThreadNameUpdated.Name(), appproto.ThreadNameUpdatedNotification{ThreadID: id, ThreadName: &name}))
-		return appproto.EmptyResponse{}, errDeferred
-	}
-	return appproto.EmptyResponse{}, nil
+	// An unloaded thread has no listener: every connection is told here.
+	c.respond(appproto.EmptyResponse{}, nil)
+	s.toAll(newNote(appproto.ThreadNameUpdated.Name(), appproto.ThreadNameUpdatedNotification{ThreadID: id, ThreadName: &name}))
+	return appproto.EmptyResponse{}, errDeferred
 }
 
 func (s *Server) threadSettingsUpdate(ctx context.Context, c *call, p appproto.ThreadSettingsUpdateParams) (appproto.EmptyResponse, error) {
@@ -442,11 +539,18 @@ func (s *Server) threadSettingsUpdate(ctx context.Context, c *call, p appproto.T
 		return appproto.EmptyResponse{}, err
 	}
 	// The answer means "queued": thread/settings/updated follows once the
-	// core has applied the settings.
+	// core has applied the settings. It is sent under the thread's lock, so
+	// that the listener cannot project the core's SettingsUpdated before it.
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.st.unloaded {
+		return appproto.EmptyResponse{}, invalidRequest("thread not found: " + id)
+	}
 	if _, err := t.th.Submit(ctx, agent.UpdateSettings{Overrides: o}); err != nil {
 		return appproto.EmptyResponse{}, coreError(err)
 	}
-	return appproto.EmptyResponse{}, nil
+	c.respond(appproto.EmptyResponse{}, nil)
+	return appproto.EmptyResponse{}, errDeferred
 }
 
 // toAll sends n to every initialized connection.

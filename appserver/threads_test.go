@@ -1,8 +1,12 @@
 package appserver
 
 import (
+	"context"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
@@ -211,5 +215,174 @@ func TestEveryEventProjected(t *testing.T) {
 	// The retried error does not fail the turn.
 	if done.str(t, "/turn/status") != "completed" {
 		t.Fatalf("turn: %s", done)
+	}
+}
+
+// startRecorder is a scripted core that records the options of every
+// thread it starts or forks.
+type startRecorder struct {
+	*agenttest.Core
+	mu   sync.Mutex
+	opts []agent.StartOptions
+}
+
+func (r *startRecorder) StartThread(ctx context.Context, o agent.StartOptions) (*agent.Loaded, error) {
+	r.mu.Lock()
+	r.opts = append(r.opts, o)
+	r.mu.Unlock()
+	return r.Core.StartThread(ctx, o)
+}
+
+func (r *startRecorder) ForkThread(ctx context.Context, id string, o agent.StartOptions) (*agent.Loaded, error) {
+	r.mu.Lock()
+	r.opts = append(r.opts, o)
+	r.mu.Unlock()
+	return r.Core.ForkThread(ctx, id, o)
+}
+
+func (r *startRecorder) last() agent.StartOptions {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts[len(r.opts)-1]
+}
+
+// A thread/start whose config turns the shell tool off (the TUI's title
+// job) gets a thread with no tools; other configs change nothing.
+func TestThreadStartConfigDisablesTools(t *testing.T) {
+	core := &startRecorder{Core: agenttest.New(agenttest.Options{})}
+	e := newEnvWith(t, core, Config{})
+	c := e.dial("title")
+	c.initialize(nil)
+	cases := []struct {
+		config  any
+		noTools bool
+	}{
+		{nil, false},
+		{map[string]any{}, false},
+		{map[string]any{"features.shell_tool": false, "features.unified_exec": false, "web_search": "disabled"}, true},
+		{map[string]any{"features": map[string]any{"shell_tool": false}}, true},
+		{map[string]any{"features.shell_tool": true}, false},
+		{map[string]any{"model_reasoning_effort": "low"}, false},
+	}
+	for _, tc := range cases {
+		p := map[string]any{"ephemeral": true, "sandbox": "read-only", "threadSource": "thread_title"}
+		if tc.config != nil {
+			p["config"] = tc.config
+		}
+		id := c.startThread(p)
+		if got := core.last(); got.NoTools != tc.noTools || got.ThreadSource != "thread_title" {
+			t.Fatalf("config %v: NoTools %v, want %v", tc.config, got.NoTools, tc.noTools)
+		}
+		c.call(appproto.MethodThreadUnsubscribe, map[string]any{"threadId": id})
+	}
+	thread := c.startThread(nil)
+	c.startTurn(thread, "x")
+	c.note("turn/completed")
+	c.call(appproto.MethodThreadFork, map[string]any{"threadId": thread, "config": map[string]any{"features.shell_tool": false}})
+	if !core.last().NoTools {
+		t.Fatal("thread/fork's config was not applied")
+	}
+	if err := c.callErr(appproto.MethodThreadStart, map[string]any{"config": 5}); err.Code != -32600 || err.Message != "Invalid request: invalid type: integer `5`, expected a map" {
+		t.Fatalf("config 5: %+v", err)
+	}
+}
+
+// settingsRaceCore's threads hold thread/settings/update's Submit until
+// the client has seen thread/settings/updated (or a short while has
+// passed, which is what a correct server makes it wait): were the answer
+// sent outside the thread's lock, the notification would overtake it.
+type settingsRaceCore struct {
+	*agenttest.Core
+	seen func() bool
+}
+
+func (r *settingsRaceCore) StartThread(ctx context.Context, o agent.StartOptions) (*agent.Loaded, error) {
+	l, err := r.Core.StartThread(ctx, o)
+	if err == nil {
+		l.Thread = settingsRaceThread{Thread: l.Thread, seen: r.seen}
+	}
+	return l, err
+}
+
+type settingsRaceThread struct {
+	agent.Thread
+	seen func() bool
+}
+
+func (t settingsRaceThread) Submit(ctx context.Context, op agent.Op) (string, error) {
+	id, err := t.Thread.Submit(ctx, op)
+	if _, ok := op.(agent.UpdateSettings); ok && err == nil {
+		// A bounded wait for something that must not happen.
+		deadline := time.Now().Add(300 * time.Millisecond)
+		for !t.seen() && time.Now().Before(deadline) {
+			runtime.Gosched()
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return id, err
+}
+
+// thread/settings/update answers "queued" ({}), and thread/settings/updated
+// follows it once the core has applied the settings: never before.
+func TestThreadSettingsUpdateAnswersFirst(t *testing.T) {
+	core := &settingsRaceCore{Core: agenttest.New(agenttest.Options{})}
+	e := newEnvWith(t, core, Config{})
+	c := e.dial("settings")
+	core.seen = func() bool {
+		return c.has(func(m *wmsg) bool { return m.Method == "thread/settings/updated" })
+	}
+	c.initialize(map[string]any{"experimentalApi": true})
+	thread := c.startThread(nil)
+	id := c.request(appproto.MethodThreadSettingsUpdate, map[string]any{"threadId": thread, "model": "m9"})
+	if r := c.response(id); string(r.Result) != "{}" {
+		t.Fatalf("answer: %s", r)
+	}
+	if n := c.note("thread/settings/updated"); n.str(t, "/threadSettings/model") != "m9" {
+		t.Fatalf("updated: %s", n)
+	}
+	log := methodsOf(c.logged())
+	if indexOf(log, "response:"+id) > indexOf(log, "thread/settings/updated") {
+		t.Fatalf("thread/settings/updated overtook the answer: %v", log)
+	}
+}
+
+// nameRaceCore holds SetThreadName until the client has seen
+// thread/name/updated (or a short while has passed), as settingsRaceCore
+// holds thread/settings/update.
+type nameRaceCore struct {
+	*agenttest.Core
+	seen func() bool
+}
+
+func (r *nameRaceCore) SetThreadName(ctx context.Context, id, name string) error {
+	err := r.Core.SetThreadName(ctx, id, name)
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for err == nil && !r.seen() && time.Now().Before(deadline) {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	return err
+}
+
+// thread/name/set on a loaded thread answers before thread/name/updated.
+func TestThreadNameSetAnswersFirst(t *testing.T) {
+	core := &nameRaceCore{Core: agenttest.New(agenttest.Options{})}
+	e := newEnvWith(t, core, Config{})
+	c := e.dial("namer")
+	core.seen = func() bool {
+		return c.has(func(m *wmsg) bool { return m.Method == "thread/name/updated" })
+	}
+	c.initialize(nil)
+	thread := c.startThread(nil)
+	id := c.request(appproto.MethodThreadNameSet, map[string]any{"threadId": thread, "name": "named"})
+	if r := c.response(id); string(r.Result) != "{}" {
+		t.Fatalf("answer: %s", r)
+	}
+	if n := c.note("thread/name/updated"); n.str(t, "/threadName") != "named" {
+		t.Fatalf("updated: %s", n)
+	}
+	log := methodsOf(c.logged())
+	if indexOf(log, "response:"+id) > indexOf(log, "thread/name/updated") {
+		t.Fatalf("thread/name/updated overtook the answer: %v", log)
 	}
 }

@@ -715,3 +715,32 @@ func TestCloseDrainsHandlers(t *testing.T) {
 	}
 	recv(t, c.Done())
 }
+
+// TestRespondAsyncDoesNotWaitForThePeer: RespondAsync returns while the
+// peer reads nothing (net.Pipe has no buffer, so a direct write would
+// block), and the response arrives once the peer reads.
+func TestRespondAsyncDoesNotWaitForThePeer(t *testing.T) {
+	ids := make(chan ID, 1)
+	mux := NewMux()
+	mux.HandleFunc("later", func(ctx context.Context, req *Request) (any, error) {
+		ids <- req.ID
+		return nil, ErrAsyncResponse
+	})
+	c, raw := rawPeer(t, Options{Handler: mux})
+	writeRaw(t, raw, `{"id":7,"method":"later"}`)
+	id := recv(t, ids)
+	done := make(chan error, 1)
+	go func() { done <- c.RespondAsync(id, "queued", nil) }()
+	if err := recv(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if r := readMsg(t, raw).(*Response); r.ID != Int64ID(7) || string(r.Result) != `"queued"` {
+		t.Fatalf("response: %+v %s", r, r.Result)
+	}
+	if err := c.RespondAsync(id, 1, nil); err == nil {
+		t.Fatal("a second answer was accepted")
+	}
+	if err := c.RespondAsync(Int64ID(99), 1, nil); err == nil {
+		t.Fatal("an answer to an unknown id was accepted")
+	}
+}

@@ -106,6 +106,12 @@ func (q *writeQueue) waitLocked() <-chan struct{} {
 
 // answer writes the response of in once; later answers are dropped.
 func (c *Conn) answer(in *inboundCall, result any, herr error) bool {
+	return c.answerWith(in, result, herr, false)
+}
+
+// answerWith is answer; with async the caller only queues the response
+// and a background flusher writes it (see writeMany).
+func (c *Conn) answerWith(in *inboundCall, result any, herr error, async bool) bool {
 	c.mu.Lock()
 	if in.answered {
 		c.mu.Unlock()
@@ -163,7 +169,7 @@ func (c *Conn) answer(in *inboundCall, result any, herr error) bool {
 	} else {
 		c.budget.release(reserved)
 	}
-	if err := c.writeMany(context.Background(), nil, []outMsg{m}, false); err != nil {
+	if err := c.writeMany(context.Background(), nil, []outMsg{m}, async); err != nil {
 		c.log.Debug("jsonrpc: response not sent", "id", in.req.ID.String(), "err", err)
 	}
 	return true
@@ -257,6 +263,26 @@ func (c *Conn) Respond(id ID, result any, herr error) error {
 		return fmt.Errorf("jsonrpc: no request %s in flight", id)
 	}
 	if !c.answer(in, result, herr) {
+		return fmt.Errorf("jsonrpc: request %s was already answered", id)
+	}
+	return nil
+}
+
+// RespondAsync is Respond for a caller that must not write to the stream
+// itself: the response is queued, in order with everything else sent on
+// the connection, and a background flusher writes it, as it does for
+// notifications. A caller holding a lock that other producers need (a
+// server's per-topic state) uses it, so that a peer that does not read
+// cannot hold that lock through a blocked write. It still waits for room
+// when the queue is full and the policy is FullQueueWait.
+func (c *Conn) RespondAsync(id ID, result any, herr error) error {
+	c.mu.Lock()
+	in := c.state.inbound[id]
+	c.mu.Unlock()
+	if in == nil {
+		return fmt.Errorf("jsonrpc: no request %s in flight", id)
+	}
+	if !c.answerWith(in, result, herr, true) {
 		return fmt.Errorf("jsonrpc: request %s was already answered", id)
 	}
 	return nil

@@ -85,6 +85,7 @@ func (x *index) list(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage
 			args = append(args, v)
 		}
 	}
+	in("cwd", q.Cwds)
 	in("model_provider", q.ModelProviders)
 	in("source", q.SourceKinds)
 	if q.SearchTerm != "" {
