@@ -82,7 +82,8 @@ func TestConcurrentThreads(t *testing.T) {
 	for _, info := range p.Threads {
 		th, err := e.s.Read(bg, info.ID)
 		if err != nil || len(th.Turns) != turns || th.Info.Name != info.Name || info.Name == "" || info.Preview != th.Info.Preview {
-			t.Fatalf("%s: %+v %v", info.ID, info, err)
+			// The store's warnings say whether an index update failed.
+			t.Fatalf("%s: listed %+v, read %+v: %v; warnings %q", info.ID, info, th, err, e.logs.warnings())
 		}
 	}
 }
