@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -376,4 +377,51 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestStdinOutlivesItsFile: the *os.File given as stdin may be dropped by
+// its owner once Run has it; a garbage collection then runs its finalizer,
+// which must not close the descriptor the session reads from.
+func TestStdinOutlivesItsFile(t *testing.T) {
+	ep := newEcho()
+	defer ep.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	out := make(chanWriter, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func(r *os.File) { done <- Run(ctx, ep, jsonrpc.Listen{Scheme: "stdio"}, Options{}, r, out) }(r)
+	r = nil
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+	}
+	if _, err := w.WriteString(`{"id":1,"method":"echo","params":"x"}` + "\n"); err != nil {
+		t.Fatalf("the session's stdin was closed under it: %v", err)
+	}
+	select {
+	case line := <-out:
+		if !strings.Contains(line, `"id":1`) {
+			t.Fatalf("answer: %q", line)
+		}
+	case <-time.After(deadline):
+		t.Fatal("no answer")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(deadline):
+		t.Fatal("Run did not return")
+	}
+}
+
+// chanWriter hands each write to the test.
+type chanWriter chan string
+
+func (c chanWriter) Write(b []byte) (int, error) {
+	c <- string(b)
+	return len(b), nil
 }

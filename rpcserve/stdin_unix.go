@@ -26,11 +26,20 @@ func closeableStdin(r io.Reader) (io.Reader, io.Closer) {
 	if _, err := unix.IoctlGetTermios(fd, ioctlGetTermios); err == nil {
 		return r, nil
 	}
-	if err := unix.SetNonblock(fd, true); err != nil {
+	// A duplicate, not a second *os.File on the same descriptor: f's
+	// finalizer (or its owner's Close) would close the descriptor under
+	// the new file, and the client would see its pipe closed mid-session.
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return r, nil
+	}
+	unix.CloseOnExec(dup)
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
 		return r, nil
 	}
 	// A non-blocking descriptor is registered with the poller, whose Close
 	// wakes a pending Read.
-	nf := os.NewFile(uintptr(fd), f.Name())
+	nf := os.NewFile(uintptr(dup), f.Name())
 	return nf, nf
 }
