@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/codexd/codexd/internal/netns"
 )
 
 // netnsEnv marks the copy of the test binary that runs inside its own
@@ -69,19 +69,4 @@ func runInNetns(t *testing.T, name string, timeout time.Duration) {
 
 // loopbackUp brings up lo, the only interface of a new network namespace,
 // without depending on ip(8).
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
-}
+func loopbackUp() error { return netns.LoopbackUp() }

@@ -2,57 +2,16 @@
 
 package main
 
-import (
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"syscall"
+import "github.com/codexd/codexd/internal/netns"
 
-	"golang.org/x/sys/unix"
-)
-
-// reexecInNetns runs this command again in a new network namespace, which
-// has only a loopback interface; both servers and the client then run in it.
-// As a non-root user it also maps the user to root in a new user namespace.
+// reexecInNetns runs this command again in a network namespace with only
+// loopback, where both servers and the client then run.
 func reexecInNetns() int {
-	exe, err := os.Executable()
+	code, err := netns.Reexec(netnsEnv)
 	if err != nil {
 		fatalf("%v", err)
 	}
-	cmd := exec.Command(exe, os.Args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), netnsEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
-	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
-	}
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		fatalf("cannot run in a new network namespace (%v); run as root, or pass -netns=false inside `unshare -n`", err)
-	}
-	return 0
+	return code
 }
 
-// loopbackUp brings up lo, the only interface of a new network namespace.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("SIOCGIFFLAGS lo: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
-}
+func loopbackUp() error { return netns.LoopbackUp() }

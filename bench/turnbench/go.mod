@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	github.com/codexd/codexd v0.0.0
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sys v0.50.0
 )
 
 require (
@@ -25,7 +24,7 @@ require (
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
-	github.com/tidwall/sjson v1.2.5 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
