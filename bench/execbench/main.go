@@ -29,6 +29,7 @@ import (
 
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/execserver/procs"
+	"github.com/codexd/codexd/internal/procstat"
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -140,7 +141,7 @@ func serve(profile, memProfile string, chunk int) int {
 
 func run(o options) int {
 	ctx := context.Background()
-	load0 := loadavg()
+	load0 := procstat.Loadavg()
 	type target struct {
 		name string
 		argv []string
@@ -185,7 +186,7 @@ func run(o options) int {
 		servers = append(servers, srv)
 	}
 	for i, r := range results {
-		r.tputBaseRSS = rssKB(servers[i].pid())
+		r.tputBaseRSS = procstat.RSSKB(servers[i].pid())
 	}
 	for rep := range o.reps {
 		for k := range results {
@@ -208,7 +209,7 @@ func run(o options) int {
 			return 1
 		}
 	}
-	printReport(o, results, load0, loadavg())
+	printReport(o, results, load0, procstat.Loadavg())
 	return 0
 }
 
@@ -253,7 +254,7 @@ func benchStart(ctx context.Context, o options, name string, argv []string) (*re
 		return nil, nil, err
 	}
 	pid := srv.pid()
-	r.startupRSS = rssKB(pid)
+	r.startupRSS = procstat.RSSKB(pid)
 	logf("%s listening on %s (pid %d), RSS at start %d kB", name, srv.url, pid, r.startupRSS)
 
 	// Idle: after one handshake, on a connection that stays open.
@@ -264,7 +265,7 @@ func benchStart(ctx context.Context, o options, name string, argv []string) (*re
 		srv.stop()
 		return nil, nil, fmt.Errorf("dial: %w", err)
 	}
-	r.idleRSS = rssKB(pid)
+	r.idleRSS = procstat.RSSKB(pid)
 	err = benchLatency(ctx, o, r, c)
 	c.close()
 	if err != nil {
@@ -352,7 +353,7 @@ func benchThroughputRep(ctx context.Context, o options, r *result, srv *server, 
 	wall := time.Since(t0)
 	cpu, clientCPU := cpuTime(pid)-cpu0, selfCPU()-self0
 	peak := sm.stop()
-	if hwm, err := statusKB(pid, "VmHWM"); err == nil && hwm > peak {
+	if hwm, err := procstat.StatusKB(pid, "VmHWM"); err == nil && hwm > peak {
 		peak = hwm
 	}
 	cancel()
@@ -423,7 +424,7 @@ func benchScale(ctx context.Context, o options, r *result, srv *server) error {
 // o.bpDuration, and meanwhile checks that another client is still served.
 func benchBackpressure(ctx context.Context, o options, r *result, srv *server) error {
 	pid := srv.pid()
-	r.bpBaseRSS = rssKB(pid)
+	r.bpBaseRSS = procstat.RSSKB(pid)
 	sctx, cancel := context.WithTimeout(ctx, drainTimeout)
 	defer cancel()
 	stalled, err := dial(sctx, srv.url, false)
@@ -473,7 +474,7 @@ func benchBackpressure(ctx context.Context, o options, r *result, srv *server) e
 	}
 	r.bpMaxRSS = sm.stop()
 	r.bpSamples = sm.trace
-	r.bpEndRSS = rssKB(pid)
+	r.bpEndRSS = procstat.RSSKB(pid)
 	r.bpOtherMed = percentile(other, 50)
 	logf("%s backpressure: RSS before %d kB, max %d kB, at end %d kB; writer had written %d bytes; other client's `true` median %v (%d runs)",
 		r.name, r.bpBaseRSS, r.bpMaxRSS, r.bpEndRSS, r.bpWrote, r.bpOtherMed, len(other))
@@ -543,17 +544,6 @@ func meanMiB(ns []int64) float64 {
 		return 0
 	}
 	return sumBytes(ns) / float64(len(ns)) / (1 << 20)
-}
-
-// loadavg is the first three fields of /proc/loadavg: the machine's load,
-// which, on a shared machine, says how far to trust a run.
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func printReport(o options, rs []*result, load0, load1 string) {

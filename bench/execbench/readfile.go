@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/codexd/codexd/internal/procstat"
 )
 
 // readFilePeak measures the peak RSS of codexd while it answers one
@@ -46,7 +48,7 @@ func readFilePeak(o options, mib int64) int {
 		fatalf("dial: %v", err)
 	}
 	defer c.close()
-	base := rssKB(pid)
+	base := procstat.RSSKB(pid)
 	resetPeak(pid)
 	t0 := time.Now()
 	res, err := c.call(ctx, "fs/readFile", map[string]any{"path": "file://" + path})
@@ -54,7 +56,7 @@ func readFilePeak(o options, mib int64) int {
 		fatalf("fs/readFile: %v", err)
 	}
 	wall := time.Since(t0)
-	peak, _ := statusKB(pid, "VmHWM")
+	peak, _ := procstat.StatusKB(pid, "VmHWM")
 	var r struct {
 		DataBase64 string `json:"dataBase64"`
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/codexd/codexd/internal/procstat"
 )
 
 // serverLog copies the servers' stderr to ours (-server-log).
@@ -104,26 +106,6 @@ func (s *server) stop() {
 	}
 }
 
-// statusKB reads a "Name:   123 kB" field of /proc/PID/status.
-func statusKB(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			v = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB"))
-			return strconv.ParseInt(v, 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
-
-func rssKB(pid int) int64 {
-	v, _ := statusKB(pid, "VmRSS")
-	return v
-}
-
 // resetPeak resets VmHWM, so that it then reports the peak from now on.
 func resetPeak(pid int) {
 	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
@@ -164,7 +146,7 @@ func sampleRSS(pid int, every time.Duration, limitKB int64, onLimit func()) *sam
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			v := rssKB(pid)
+			v := procstat.RSSKB(pid)
 			sm.trace = append(sm.trace, v)
 			if v > sm.max {
 				sm.max = v

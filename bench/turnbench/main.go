@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codexd/codexd/internal/procstat"
 	"github.com/codexd/codexd/sandbox"
 )
 
@@ -204,7 +205,7 @@ func run(o options) int {
 		}
 	}()
 
-	startLoad := loadavg()
+	startLoad := procstat.Loadavg()
 	started := time.Now().UTC()
 	logf("mock model at %s; sandbox %s; load %s", m.url, o.sandbox, startLoad)
 	for _, s := range sides {
@@ -218,7 +219,7 @@ func run(o options) int {
 	}
 	time.Sleep(o.settle)
 	for _, s := range sides {
-		s.idleRSS = rssKB(s.srv.pid())
+		s.idleRSS = procstat.RSSKB(s.srv.pid())
 	}
 
 	fail := func(s *side, err error) int {
@@ -262,12 +263,12 @@ func run(o options) int {
 		for _, s := range sides {
 			parts = append(parts, fmt.Sprintf("%s p50 %v cpu/turn %v", s.name, s.blockP50[b].Round(100*time.Microsecond), s.blockCPU[b].Round(100*time.Microsecond)))
 		}
-		logf("block %d/%d: %s; load %s", b+1, blocks, strings.Join(parts, ", "), loadavg())
+		logf("block %d/%d: %s; load %s", b+1, blocks, strings.Join(parts, ", "), procstat.Loadavg())
 	}
 	for _, s := range sides {
-		s.rssAfter = rssKB(s.srv.pid())
-		s.anonAfter, _ = statusKB(s.srv.pid(), "RssAnon")
-		s.fileAfter, _ = statusKB(s.srv.pid(), "RssFile")
+		s.rssAfter = procstat.RSSKB(s.srv.pid())
+		s.anonAfter, _ = procstat.StatusKB(s.srv.pid(), "RssAnon")
+		s.fileAfter, _ = procstat.StatusKB(s.srv.pid(), "RssFile")
 		s.threadsAfter = threadsOf(s.srv.pid())
 		s.descAfter = descendants(s.srv.pid())
 	}
@@ -288,17 +289,17 @@ func run(o options) int {
 		for _, s := range sides {
 			parts = append(parts, fmt.Sprintf("%s %v", s.name, s.concWall[r].Round(time.Millisecond)))
 		}
-		logf("concurrent %d/%d (%d threads): %s; load %s", r+1, o.reps, o.threads, strings.Join(parts, ", "), loadavg())
+		logf("concurrent %d/%d (%d threads): %s; load %s", r+1, o.reps, o.threads, strings.Join(parts, ", "), procstat.Loadavg())
 	}
 	for _, s := range sides {
-		s.rssAfterConc = rssKB(s.srv.pid())
+		s.rssAfterConc = procstat.RSSKB(s.srv.pid())
 		s.serverReqs = s.srv.client.serverRequests
 	}
 	// Shutdown: stdin closed, until the process exits.
 	for _, s := range sides {
 		s.stopWall, s.stopCPU = s.srv.stop()
 	}
-	report(os.Stdout, o, sides, started, startLoad, loadavg(), m.answered())
+	report(os.Stdout, o, sides, started, startLoad, procstat.Loadavg(), m.answered())
 	return 0
 }
 
@@ -443,13 +444,4 @@ func concurrent(s *side, n int, timeout time.Duration) (time.Duration, time.Dura
 	cpu := treeCPU(s.srv.pid()).sub(cpu0)
 	s.turnsRun += n
 	return last.Sub(t0), cpu.total(), nil
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/codexd/codexd/internal/procstat"
 )
 
 // serverLog copies the servers' stderr to ours (-server-log).
@@ -286,33 +288,13 @@ func descendants(pid int) []proc {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		out = append(out, proc{pid: p, comm: comms[p], rssKB: rssKB(p)})
+		out = append(out, proc{pid: p, comm: comms[p], rssKB: procstat.RSSKB(p)})
 		queue = append(queue, children[p]...)
 	}
 	return out
 }
 
-// statusKB reads a "Name:   123 kB" field of /proc/PID/status.
-func statusKB(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			v = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB"))
-			return strconv.ParseInt(v, 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
-
-func rssKB(pid int) int64 {
-	v, _ := statusKB(pid, "VmRSS")
-	return v
-}
-
 func threadsOf(pid int) int64 {
-	v, _ := statusKB(pid, "Threads")
+	v, _ := procstat.StatusKB(pid, "Threads")
 	return v
 }
