@@ -1,8 +1,6 @@
 package appserver
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -55,28 +53,7 @@ func (e *env) dialStalled(name string) (*jclient, *stallConn) {
 	e.t.Helper()
 	srvPipe, cliSide := net.Pipe()
 	srvSide := &stallConn{Conn: srvPipe}
-	c := newJClient(e.t, name, cliSide)
-	r := bufio.NewReaderSize(cliSide, 1<<20)
-	c.recv = func() ([]byte, error) {
-		line, err := r.ReadBytes('\n')
-		return bytes.TrimSpace(line), err
-	}
-	c.write = func(b []byte) error {
-		_, err := cliSide.Write(append(b, '\n'))
-		return err
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = e.srv.ServeStream(jsonrpc.NewLineStream(srvSide, 0))
-	}()
-	go c.read()
-	e.t.Cleanup(func() {
-		cliSide.Close()
-		<-c.done
-		<-served
-	})
-	return c, srvSide
+	return e.dialOn(name, srvSide, cliSide, e.srv.ServeStream, nil), srvSide
 }
 
 // deltaCounter's threads count the agent-message deltas the app-server's
@@ -169,23 +146,10 @@ func (e *env) dialStalledAs(name, transport string) (*jclient, *stallConn) {
 	e.t.Helper()
 	srvPipe, cliSide := net.Pipe()
 	srvSide := &stallConn{Conn: srvPipe}
-	c := newJClient(e.t, name, cliSide)
-	r := bufio.NewReaderSize(cliSide, 1<<20)
-	c.recv = func() ([]byte, error) {
-		line, err := r.ReadBytes('\n')
-		return bytes.TrimSpace(line), err
-	}
-	c.write = func(b []byte) error {
-		_, err := cliSide.Write(append(b, '\n'))
-		return err
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = e.srv.ServeStreamFrom(jsonrpc.NewLineStream(srvSide, 0), transport, name)
-	}()
-	go c.read()
-	e.t.Cleanup(func() {
+	serve := func(s jsonrpc.Stream) error { return e.srv.ServeStreamFrom(s, transport, name) }
+	// The server's writes may be parked at the gate: open it, so that the
+	// server can end.
+	release := func() {
 		srvSide.mu.Lock()
 		gate := srvSide.gate
 		srvSide.mu.Unlock()
@@ -196,11 +160,8 @@ func (e *env) dialStalledAs(name, transport string) (*jclient, *stallConn) {
 				close(gate)
 			}
 		}
-		cliSide.Close()
-		<-c.done
-		<-served
-	})
-	return c, srvSide
+	}
+	return e.dialOn(name, srvSide, cliSide, serve, release), srvSide
 }
 
 // A network client whose socket is full and that asks something answered

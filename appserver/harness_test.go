@@ -176,6 +176,14 @@ func (c *jclient) readPause() (resume func()) {
 func (e *env) dial(name string) *jclient {
 	e.t.Helper()
 	srvSide, cliSide := net.Pipe()
+	return e.dialOn(name, srvSide, cliSide, e.srv.ServeStream, nil)
+}
+
+// dialOn connects a JSON client on cliSide to the server, which serves
+// srvSide with serve. At the end of the test, beforeClose (if any) runs,
+// then the client hangs up and both sides are waited for.
+func (e *env) dialOn(name string, srvSide, cliSide net.Conn, serve func(jsonrpc.Stream) error, beforeClose func()) *jclient {
+	e.t.Helper()
 	c := newJClient(e.t, name, cliSide)
 	r := bufio.NewReaderSize(cliSide, 1<<20)
 	c.recv = func() ([]byte, error) {
@@ -189,10 +197,13 @@ func (e *env) dial(name string) *jclient {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = e.srv.ServeStream(jsonrpc.NewLineStream(srvSide, 0))
+		_ = serve(jsonrpc.NewLineStream(srvSide, 0))
 	}()
 	go c.read()
 	e.t.Cleanup(func() {
+		if beforeClose != nil {
+			beforeClose()
+		}
 		cliSide.Close()
 		<-c.done
 		<-served
