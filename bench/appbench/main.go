@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	ns "github.com/codexd/codexd/internal/netns"
 	"github.com/codexd/codexd/mockmodel"
 )
 
@@ -72,13 +73,8 @@ func main() {
 	if *serve {
 		os.Exit(serveAppServer(*listen, *deltas))
 	}
-	if *netns && os.Getenv(netnsEnv) != "1" {
-		os.Exit(reexecInNetns())
-	}
-	if os.Getenv(netnsEnv) == "1" {
-		if err := loopbackUp(); err != nil {
-			fatalf("bringing up lo: %v", err)
-		}
+	if err := ns.Isolate(netnsEnv, *netns); err != nil {
+		fatalf("%v", err)
 	}
 	os.Exit(run(o))
 }

@@ -29,6 +29,7 @@ import (
 
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/execserver/procs"
+	ns "github.com/codexd/codexd/internal/netns"
 	"github.com/codexd/codexd/internal/procstat"
 	"github.com/codexd/codexd/jsonrpc"
 )
@@ -79,13 +80,8 @@ func main() {
 	if o.serveInProcess {
 		os.Exit(serve(o.profileOut, o.memProfile, o.serveChunk))
 	}
-	if *netns && os.Getenv(netnsEnv) != "1" {
-		os.Exit(reexecInNetns())
-	}
-	if os.Getenv(netnsEnv) == "1" {
-		if err := loopbackUp(); err != nil {
-			fatalf("bringing up lo: %v", err)
-		}
+	if err := ns.Isolate(netnsEnv, *netns); err != nil {
+		fatalf("%v", err)
 	}
 	if *readFileMiB > 0 {
 		os.Exit(readFilePeak(o, *readFileMiB))

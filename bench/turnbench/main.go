@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	ns "github.com/codexd/codexd/internal/netns"
 	"github.com/codexd/codexd/internal/procstat"
 	"github.com/codexd/codexd/sandbox"
 )
@@ -89,13 +90,8 @@ func main() {
 	if o.turns < 1 || o.block < 1 || o.threads < 1 || o.reps < 1 || o.warmup < 0 {
 		fatalf("-turns, -block, -threads and -reps must be positive")
 	}
-	if *netns && os.Getenv(netnsEnv) != "1" {
-		os.Exit(reexecInNetns())
-	}
-	if os.Getenv(netnsEnv) == "1" {
-		if err := loopbackUp(); err != nil {
-			fatalf("bringing up lo: %v", err)
-		}
+	if err := ns.Isolate(netnsEnv, *netns); err != nil {
+		fatalf("%v", err)
 	}
 	os.Exit(run(o))
 }

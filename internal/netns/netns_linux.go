@@ -56,3 +56,26 @@ func LoopbackUp() error {
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
+
+// Isolate makes the rest of the program run in a network namespace with
+// only loopback: a program started without env=1 re-executes itself there
+// (when reexec is set) and exits with the copy's exit code; the copy, which
+// has env=1, brings lo up and goes on. With reexec unset and no env=1 (the
+// caller is already inside `unshare -n`, say), it does nothing.
+func Isolate(env string, reexec bool) error {
+	if os.Getenv(env) == "1" {
+		if err := LoopbackUp(); err != nil {
+			return fmt.Errorf("bringing up lo: %w", err)
+		}
+		return nil
+	}
+	if !reexec {
+		return nil
+	}
+	code, err := Reexec(env)
+	if err != nil {
+		return err
+	}
+	os.Exit(code)
+	return nil
+}
