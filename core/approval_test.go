@@ -315,7 +315,9 @@ func TestOnFailureOffersUnsandboxedRetry(t *testing.T) {
 					t.Fatalf("retry: items %s; model got %q", describe(evs), got)
 				}
 			} else {
-				if len(items) != 1 || items[0].Status != agent.ItemStatusFailed || !items[0].SandboxDenied || !strings.Contains(got, "Read-only file system") {
+				// As Codex: a declined retry is a declined command, and the
+				// model reads "rejected by user", not the sandboxed output.
+				if len(items) != 1 || items[0].Status != agent.ItemStatusDeclined || !strings.Contains(got, "rejected by user") || strings.Contains(got, "Read-only file system") {
 					t.Fatalf("no retry: items %s; model got %q", describe(evs), got)
 				}
 			}
@@ -369,7 +371,7 @@ func TestDecisionsUnderEachAskingPolicy(t *testing.T) {
 			map[agent.Decision]outcome{
 				agent.Accept:           {agent.ItemStatusCompleted, agent.TurnStatusCompleted, true},
 				agent.AcceptForSession: {agent.ItemStatusCompleted, agent.TurnStatusCompleted, true},
-				agent.Decline:          {agent.ItemStatusFailed, agent.TurnStatusCompleted, false},
+				agent.Decline:          {agent.ItemStatusDeclined, agent.TurnStatusCompleted, false},
 				agent.Cancel:           {agent.ItemStatusDeclined, agent.TurnStatusInterrupted, false},
 				agent.RequestFailed:    {agent.ItemStatusFailed, agent.TurnStatusCompleted, false},
 			}},

@@ -150,15 +150,12 @@ func (tr *turn) askExec(x *execCall, reason string, amendment []string, sandboxR
 		tr.t.mu.Unlock()
 		return "aborted", false
 	case agent.RequestFailed:
-		if sandboxRetry {
-			return "", false // the caller completes the item with the failed run
-		}
 		complete(agent.ItemStatusFailed)
 		return tools.Rejected(tools.ExecCommand, tools.ReasonApprovalFailed), false
 	default: // Decline
-		if sandboxRetry {
-			return "", false
-		}
+		// Also for the retry without the sandbox: Codex's orchestrator
+		// answers a declined retry as it answers a declined first ask,
+		// and the model never sees the sandboxed run's output.
 		complete(agent.ItemStatusDeclined)
 		return tools.Rejected(tools.ExecCommand, tools.ReasonRejectedByUser), false
 	}
@@ -219,15 +216,12 @@ func (tr *turn) runCommand(x *execCall) string {
 			x.sandboxed = false
 			return tr.runCommand(x)
 		}
-		if reply, ok := tr.askExec(x, "command failed in the sandbox; retry without sandbox?", nil, true); !ok {
-			if reply == "aborted" {
-				return reply
-			}
-			// Declined: the model sees the sandboxed run's result.
-		} else {
-			x.sandboxed = false
-			return tr.runCommand(x)
+		reply, ok := tr.askExec(x, "command failed in the sandbox; retry without sandbox?", nil, true)
+		if !ok {
+			return reply // declined, failed or cancelled: the item is complete
 		}
+		x.sandboxed = false
+		return tr.runCommand(x)
 	}
 	res.ExitCode = &code
 	tr.completeExec(it, code, agg, time.Since(start), denied)
