@@ -191,3 +191,46 @@ func TestStalledClientAnswerDoesNotHoldTheThread(t *testing.T) {
 		t.Fatalf("turn: %s", done)
 	}
 }
+
+// A Unix-socket client that stops reading is cut, as a WebSocket one is:
+// the socket serves many clients, and one that does not read must not hold
+// back the thread the others watch.
+func TestUnixSlowClientCut(t *testing.T) {
+	const deltas, size = 200, 16 << 10
+	chunk := strings.Repeat("z", size)
+	cut := make(chan struct{}, 1)
+	e := newEnv(t, agenttest.Options{Turn: func(tn *agenttest.Turn) {
+		tn.Emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: "big"}})
+		for i := 0; i < deltas; i++ {
+			if !tn.Emit(agent.AgentMessageDelta{ItemID: "big", Delta: chunk}) {
+				return
+			}
+		}
+		tn.Emit(agent.ItemCompleted{Item: &agent.AgentMessage{ID: "big", Text: "done"}})
+	}}, Config{MaxQueuedBytes: 64 << 10, Logger: slog.New(cutSignal{cut})})
+	slow, stalled := e.dialStalledAs("slow", "unix")
+	fast := e.dial("fast")
+	slow.initialize(nil)
+	fast.initialize(nil)
+	thread := fast.startThread(nil)
+	slow.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
+	slow.barrier()
+	stalled.stall() // released at cleanup
+	fast.startTurn(thread, "big")
+	for i := 0; i < deltas; i++ {
+		fast.note("item/agentMessage/delta")
+	}
+	if done := fast.note("turn/completed"); done.str(t, "/turn/status") != "completed" {
+		t.Fatalf("turn: %s", done)
+	}
+	select {
+	case <-cut:
+	case <-time.After(wait):
+		t.Fatal("the slow Unix-socket client was not cut")
+	}
+	select {
+	case <-slow.done:
+	case <-time.After(wait):
+		t.Fatal("the slow client's connection is still open")
+	}
+}

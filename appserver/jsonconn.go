@@ -30,14 +30,14 @@ func (s *Server) ServeStreamFrom(stream jsonrpc.Stream, transport, peerName stri
 	jp.sess = sess
 	s.conns.Add(1)
 	defer s.conns.Done()
-	// A WebSocket client too slow to read what it subscribed to is
-	// disconnected, with a close frame that says why, rather than hold back
-	// the thread listeners every other client depends on (Codex drops it
-	// silently). A stream of its own (stdio, a Unix socket) gets
-	// backpressure instead.
-	full := jsonrpc.FullQueueWait
-	if transport == "websocket" {
-		full = jsonrpc.FullQueueClose
+	// A network client (WebSocket, Unix socket) too slow to read what it
+	// subscribed to is disconnected, with a reason (a WebSocket close
+	// frame), rather than hold back the thread listeners every other client
+	// depends on (Codex drops it silently). Stdio, the one client of its
+	// server, gets backpressure instead.
+	full := jsonrpc.FullQueueClose
+	if transport == "stdio" {
+		full = jsonrpc.FullQueueWait
 	}
 	conn := jsonrpc.NewConn(stream, jsonrpc.Options{
 		Handler:           jsonrpc.HandlerFunc(jp.handle),
