@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,7 +67,7 @@ func realCore(t *testing.T, home, cwd string) *core.Core {
 		Settings: agent.Settings{Model: "mock-model", ModelProvider: "mock", Cwd: cwd,
 			Approval: agent.ApprovalNever, Sandbox: agent.SandboxPolicy{Mode: agent.SandboxReadOnly}},
 		CodexHome: home,
-		Providers: map[string]*core.Provider{"mock": {Name: "mock", Client: &echoModel{}}},
+		Providers: map[string]*core.Provider{"mock": {Name: "mock", Client: &echoModel{}}, "other": {Name: "other", Client: &echoModel{}}},
 		ExecDialer: func(ctx context.Context) (*execclient.Client, error) {
 			return nil, errors.New("no exec-server in this test")
 		},
@@ -197,8 +198,22 @@ func TestThreadListOnTheStore(t *testing.T) {
 	if got, _ := listIDs(t, c, map[string]any{"modelProviders": []string{"other"}}); len(got) != 0 {
 		t.Fatalf("another provider: %v", got)
 	}
-	if got, _ := listIDs(t, c, map[string]any{"modelProviders": []string{}}); len(got) != 5 {
+	// A thread of another provider: listed only when asked for, or with
+	// every provider ([]); without modelProviders, Codex lists the current
+	// provider's threads only.
+	otherID := c.startThread(map[string]any{"cwd": cwdA, "modelProvider": "other"})
+	c.startTurn(otherID, "prompt of another provider")
+	c.next("the turn's end", func(m *wmsg) bool {
+		return m.Method == "turn/completed" && strings.Contains(string(m.Params), otherID)
+	})
+	if got, _ := listIDs(t, c, map[string]any{"modelProviders": []string{"other"}}); len(got) != 1 || got[0] != otherID {
+		t.Fatalf("provider other: %v", got)
+	}
+	if got, _ := listIDs(t, c, map[string]any{"modelProviders": []string{}}); len(got) != 6 {
 		t.Fatalf("providers []: %v", got)
+	}
+	if got, _ := listIDs(t, c, map[string]any{}); len(got) != 5 || slices.Contains(got, otherID) {
+		t.Fatalf("no modelProviders: %v", got)
 	}
 	for _, key := range []string{"created_at", "updated_at", "recency_at", "section_position"} {
 		if got, _ := listIDs(t, c, map[string]any{"sortKey": key, "limit": 100}); len(got) != 5 {

@@ -297,6 +297,14 @@ func (s *Server) threadList(ctx context.Context, c *call, p appproto.ThreadListP
 	if len(q.SourceKinds) == 0 {
 		q.SourceKinds = interactiveSources
 	}
+	// As Codex: with no modelProviders, only the threads of the provider
+	// new threads use now (unless the listing is of a thread's relatives);
+	// an empty list means every provider.
+	if p.ModelProviders == nil && p.ParentThreadID == nil && p.AncestorThreadID == nil {
+		if cur := s.core.Config().ModelProvider; cur != "" {
+			q.ModelProviders = []string{cur}
+		}
+	}
 	if p.Limit != nil {
 		q.Limit = min(int(*p.Limit), maxListLimit)
 	}
