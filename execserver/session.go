@@ -3,17 +3,15 @@ package execserver
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"strconv"
-
-	fastb64 "github.com/segmentio/asm/base64"
-
-	"github.com/go-json-experiment/json/jsontext"
-
-	"crypto/rand"
-	"fmt"
 	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/uuid"
+	fastb64 "github.com/segmentio/asm/base64"
 
 	"github.com/codexd/codexd/execproto"
 	"github.com/codexd/codexd/execserver/procs"
@@ -35,13 +33,7 @@ type session struct {
 	finished bool        // expired or closed: no connection may attach
 }
 
-func newSessionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40 // UUID version 4
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+func newSessionID() string { return uuid.NewString() } // version 4, as Codex's
 
 // attach creates a session for c, or resumes the one named by resumeID.
 func (s *Server) attach(c *connection, resumeID *string) (*session, error) {

@@ -160,7 +160,7 @@ func (s *Local) newMeta(meta ThreadMeta) (ThreadMeta, error) {
 	}
 	meta.CreatedAt = meta.CreatedAt.UTC()
 	if meta.ID == "" {
-		meta.ID = newID(meta.CreatedAt)
+		meta.ID = newID()
 		return meta, nil
 	}
 	id, err := canonicalID(meta.ID)

@@ -1,13 +1,12 @@
 package store
 
 import (
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Directory names under $CODEX_HOME, Codex's own (codex-rs/rollout), so that
@@ -51,29 +50,9 @@ func canonicalID(id string) (string, error) {
 	return id, nil
 }
 
-// newID returns a UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then
-// random bits, so ids sort by creation time.
-func newID(now time.Time) string {
-	var b [16]byte
-	_, _ = rand.Read(b[6:])
-	ms := uint64(now.UnixMilli())
-	var ts [8]byte
-	binary.BigEndian.PutUint64(ts[:], ms)
-	copy(b[:6], ts[2:])
-	b[6] = b[6]&0x0f | 0x70 // version 7
-	b[8] = b[8]&0x3f | 0x80 // variant 10
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
-}
+// newID is a thread id: a UUID version 7, whose first 48 bits are the
+// creation time in milliseconds, so ids sort by creation time.
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // rolloutName is the file name of a thread created at t (local time, as
 // Codex names them).
