@@ -37,7 +37,9 @@ type ThreadStartParams struct {
 	SelectedCapabilityRoots    jsontext.Value `json:"selectedCapabilityRoots,omitzero"`
 }
 
-// ThreadStartResponse is the result of thread/start.
+// ThreadStartResponse is the result of thread/start and thread/fork, and
+// the first part of thread/resume's: the thread and the settings it runs
+// with.
 type ThreadStartResponse struct {
 	Thread                  Thread                   `json:"thread"`
 	Model                   string                   `json:"model"`
@@ -79,26 +81,14 @@ type ThreadResumeParams struct {
 	RuntimeWorkspaceRoots []string       `json:"runtimeWorkspaceRoots,omitzero"`
 }
 
-// ThreadResumeResponse is the result of thread/resume.
+// ThreadResumeResponse is the result of thread/resume: thread/start's,
+// with the collaboration mode and the pages of a long history.
 type ThreadResumeResponse struct {
-	Thread                  Thread                   `json:"thread"`
-	Model                   string                   `json:"model"`
-	ModelProvider           string                   `json:"modelProvider"`
-	ServiceTier             *string                  `json:"serviceTier"`
-	DisabledPluginIDs       []string                 `json:"disabledPluginIds"`
-	Cwd                     string                   `json:"cwd"`
-	RuntimeWorkspaceRoots   []string                 `json:"runtimeWorkspaceRoots"`
-	InstructionSources      []string                 `json:"instructionSources"`
-	ApprovalPolicy          AskForApproval           `json:"approvalPolicy"`
-	ApprovalsReviewer       string                   `json:"approvalsReviewer"`
-	Sandbox                 SandboxPolicy            `json:"sandbox"`
-	ActivePermissionProfile *ActivePermissionProfile `json:"activePermissionProfile"`
-	ReasoningEffort         *string                  `json:"reasoningEffort"`
-	CollaborationMode       *CollaborationMode       `json:"collaborationMode"`
-	MultiAgentMode          string                   `json:"multiAgentMode"`
-	InitialTurnsPage        jsontext.Value           `json:"initialTurnsPage"`
-	TurnsBackwardsCursor    *string                  `json:"turnsBackwardsCursor"`
-	ItemsBackwardsCursor    *string                  `json:"itemsBackwardsCursor"`
+	ThreadStartResponse
+	CollaborationMode    *CollaborationMode `json:"collaborationMode"`
+	InitialTurnsPage     jsontext.Value     `json:"initialTurnsPage"`
+	TurnsBackwardsCursor *string            `json:"turnsBackwardsCursor"`
+	ItemsBackwardsCursor *string            `json:"itemsBackwardsCursor"`
 }
 
 // ThreadForkParams are the params of thread/fork.

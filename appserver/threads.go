@@ -106,7 +106,8 @@ func jsonKind(raw jsontextValue) string {
 	return "value"
 }
 
-// startResponseLocked is the answer of thread/start and thread/fork.
+// startResponseLocked is the answer of thread/start and thread/fork, and
+// the first part of thread/resume's.
 func (t *thread) startResponseLocked(withTurns bool) appproto.ThreadStartResponse {
 	st := t.st.settings
 	return appproto.ThreadStartResponse{
@@ -164,16 +165,8 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 		t.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusIdle}, &out)
 	}
 	t.subscribeLocked(c.sess)
-	st := t.st.settings
-	cm := collaborationMode(st)
-	resp := appproto.ThreadResumeResponse{
-		Thread: t.wireLocked(!p.ExcludeTurns), Model: st.Model, ModelProvider: st.ModelProvider,
-		ServiceTier: optString(st.ServiceTier), DisabledPluginIDs: []string{}, Cwd: st.Cwd,
-		RuntimeWorkspaceRoots: []string{st.Cwd}, InstructionSources: []string{},
-		ApprovalPolicy: wireApproval(st.Approval), ApprovalsReviewer: reviewer(st), Sandbox: wireSandbox(st.Sandbox),
-		ActivePermissionProfile: activeProfile(st), ReasoningEffort: optString(st.ReasoningEffort),
-		CollaborationMode: &cm, MultiAgentMode: "explicitRequestOnly",
-	}
+	cm := collaborationMode(t.st.settings)
+	resp := appproto.ThreadResumeResponse{ThreadStartResponse: t.startResponseLocked(!p.ExcludeTurns), CollaborationMode: &cm}
 	out.flush() // status first, as Codex does
 	c.respond(resp, nil)
 	if u := t.st.usage; u != nil {
