@@ -123,6 +123,10 @@ func (s *Server) turnSteer(ctx context.Context, c *call, p appproto.TurnSteerPar
 // the answer then precedes turn/completed {status:"interrupted"}. The core
 // decides whether the turn is the active one (the listener may not have
 // seen a turn that was just started, or that just ended).
+//
+// An empty turnId is Codex's start-up interrupt: it names no turn, so no
+// turn end can answer it; it is answered {} once submitted, whether or not
+// a turn was running (Codex 0.169 answers {} on an idle thread too).
 func (s *Server) turnInterrupt(ctx context.Context, c *call, p appproto.TurnInterruptParams) (appproto.EmptyResponse, error) {
 	t, err := s.loadedThread(p.ThreadID)
 	if err != nil {
@@ -130,6 +134,19 @@ func (s *Server) turnInterrupt(ctx context.Context, c *call, p appproto.TurnInte
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if p.TurnID == "" {
+		_, err := t.th.Submit(ctx, agent.Interrupt{})
+		switch {
+		case err == nil, errors.Is(err, agent.ErrNoActiveTurn):
+		case errors.Is(err, agent.ErrThreadClosed):
+			return appproto.EmptyResponse{}, invalidRequest("thread not found: " + t.id)
+		default:
+			return appproto.EmptyResponse{}, internalError("failed to interrupt startup: " + err.Error())
+		}
+		// Under the lock, so that it precedes the turn's turn/completed.
+		c.respond(appproto.EmptyResponse{}, nil)
+		return appproto.EmptyResponse{}, errDeferred
+	}
 	// Recorded before submitting, removed if submitting fails: the
 	// listener cannot see the turn end in between, as it needs mu.
 	t.st.interrupts = append(t.st.interrupts, pendingInterrupt{call: c, turnID: p.TurnID})
