@@ -61,7 +61,8 @@ func (r *Result) Summary() string {
 
 // Apply writes the plan's changes in patch order through fsys. It writes
 // exactly what [Compute] verified; it does not re-read the files, so the
-// caller should apply soon after computing (Codex has the same window).
+// caller should apply soon after computing, or after [Rebase] when time has
+// passed (Codex has the same window, and no Rebase).
 func (p *Plan) Apply(ctx context.Context, fsys FS) (*Result, error) {
 	if p.Empty() {
 		return nil, ErrNoFiles

@@ -51,6 +51,13 @@ type Change struct {
 	// display is the path as the patch spelled it (the destination for a
 	// move), for the summary Codex prints.
 	display string
+	// clobbers is whether the path an add writes, or a move's destination,
+	// held anything (a file that is not text included); removed are the
+	// lines, with their endings, that an update's chunks replace, in file
+	// order. [Rebase] compares them to find what a change would lose.
+	clobbers bool
+	raw      string // the bytes clobbered, text or not
+	removed  []string
 }
 
 // Plan is a verified patch: what applying it will do, in patch order.
@@ -149,31 +156,42 @@ func (o *overlay) read(ctx context.Context, path, context string) (string, error
 }
 
 // peek returns a path's text if it is a readable file, for the contents an
-// add or move overwrites. It refuses a path that cannot be written as a
-// file: a directory, or one under a file.
-func (o *overlay) peek(ctx context.Context, path string) (*string, error) {
+// add or move overwrites, and what is there: nil for nothing, else the
+// bytes read (a file that is not text has no text but bytes; one that
+// cannot be read, empty bytes). It refuses a path that cannot be written as
+// a file: a directory, or one under a file.
+func (o *overlay) peek(ctx context.Context, path string) (text, raw *string, err error) {
 	if err := o.checkParents(ctx, path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if o.dirs[path] {
-		return nil, writeVerifyError(path, syscall.EISDIR)
+		return nil, nil, writeVerifyError(path, syscall.EISDIR)
 	}
 	if s, ok := o.files[path]; ok {
-		return s, nil
+		return s, s, nil
 	}
 	info, err := o.fs.Stat(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err == nil && info.IsDir {
-		return nil, writeVerifyError(path, syscall.EISDIR)
+		return nil, nil, writeVerifyError(path, syscall.EISDIR)
 	}
 	data, err := o.fs.ReadFile(ctx, path)
-	if err != nil || utf8Problem(data) != "" {
-		return nil, nil
-	}
 	s := string(data)
-	return &s, nil
+	if err != nil || utf8Problem(data) != "" {
+		return nil, &s, nil
+	}
+	return &s, &s, nil
+}
+
+// clobber notes what writing c's file (an add's path, a move's
+// destination) replaces.
+func (c *Change) clobber(raw *string) {
+	c.clobbers = raw != nil
+	if raw != nil {
+		c.raw = *raw
+	}
 }
 
 // checkParents refuses a path whose writing would fail on an ancestor that
@@ -235,10 +253,11 @@ func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) 
 		c := Change{Kind: h.Kind, Path: path, display: h.Path}
 		switch h.Kind {
 		case KindAdd:
-			old, err := o.peek(ctx, path)
+			old, raw, err := o.peek(ctx, path)
 			if err != nil {
 				return nil, err
 			}
+			c.clobber(raw)
 			if old != nil {
 				c.OldContent, c.Overwrites = *old, true
 			}
@@ -256,21 +275,22 @@ func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) 
 			if err != nil {
 				return nil, err
 			}
-			updated, err := applyChunks(old, path, h.Chunks)
+			updated, removed, err := applyChunks(old, path, h.Chunks)
 			if err != nil {
 				return nil, err
 			}
-			c.OldContent, c.NewContent = old, updated
+			c.OldContent, c.NewContent, c.removed = old, updated, removed
 			if h.MovePath != "" {
 				c.MovePath = ResolvePath(cwd, h.MovePath)
 				c.display = h.MovePath
 			}
 			if c.MovePath != "" && c.MovePath != path {
-				prev, err := o.peek(ctx, c.MovePath)
+				prev, raw, err := o.peek(ctx, c.MovePath)
 				if err != nil {
 					return nil, err
 				}
 				c.OverwrittenMove = prev
+				c.clobber(raw)
 				o.files[path] = nil
 				o.wrote(c.MovePath, &c.NewContent)
 			} else {
@@ -291,8 +311,9 @@ type replacement struct {
 
 // applyChunks derives an updated file's text as Codex does: each line keeps
 // its own ending (LF or CRLF), inserted lines take the file's first ending,
-// and the result always ends with a newline.
-func applyChunks(contents, path string, chunks []Chunk) (string, error) {
+// and the result always ends with a newline. It also returns the lines the
+// chunks replace, each with its ending, in file order.
+func applyChunks(contents, path string, chunks []Chunk) (string, []string, error) {
 	src := parseSource(contents)
 	texts := src.texts()
 	var reps []replacement
@@ -301,7 +322,7 @@ func applyChunks(contents, path string, chunks []Chunk) (string, error) {
 		if c.HasContext {
 			i := seekSequence(texts, []string{c.Context}, lineIndex, false)
 			if i < 0 {
-				return "", &VerifyError{Path: path, Message: fmt.Sprintf("Failed to find context '%s' in %s", c.Context, path)}
+				return "", nil, &VerifyError{Path: path, Message: fmt.Sprintf("Failed to find context '%s' in %s", c.Context, path)}
 			}
 			lineIndex = i + 1
 		}
@@ -323,7 +344,7 @@ func applyChunks(contents, path string, chunks []Chunk) (string, error) {
 			found = seekSequence(texts, pattern, lineIndex, c.EndOfFile)
 		}
 		if found < 0 {
-			return "", &VerifyError{Path: path, Message: fmt.Sprintf("Failed to find expected lines in %s:\n%s", path, strings.Join(c.OldLines, "\n"))}
+			return "", nil, &VerifyError{Path: path, Message: fmt.Sprintf("Failed to find expected lines in %s:\n%s", path, strings.Join(c.OldLines, "\n"))}
 		}
 		reps = append(reps, replacement{found, len(pattern), newLines})
 		lineIndex = found + len(pattern)
@@ -334,11 +355,17 @@ func applyChunks(contents, path string, chunks []Chunk) (string, error) {
 			// Only an "*** End of File" chunk can land on lines an earlier
 			// chunk replaced. Codex's release build then produces garbage;
 			// refuse instead.
-			return "", &VerifyError{Path: path, Message: fmt.Sprintf("Failed to apply patch to %s: chunks overlap at line %d", path, reps[i].start+1)}
+			return "", nil, &VerifyError{Path: path, Message: fmt.Sprintf("Failed to apply patch to %s: chunks overlap at line %d", path, reps[i].start+1)}
+		}
+	}
+	var removed []string
+	for _, r := range reps {
+		for _, l := range src.lines[r.start : r.start+r.oldLen] {
+			removed = append(removed, l.text+l.ending)
 		}
 	}
 	src.replace(reps)
-	return src.String(), nil
+	return src.String(), removed, nil
 }
 
 // sourceLine is a line of a file without its ending; ending is "\n",

@@ -201,10 +201,10 @@ func TestComputeChanges(t *testing.T) {
 	}
 	dst := "d\n"
 	want := []Change{
-		{Kind: KindAdd, Path: "/w/o.txt", OldContent: "over\n", Overwrites: true, NewContent: "new\n", UnifiedDiff: "@@ -1 +1 @@\n-over\n+new\n", display: "o.txt"},
+		{Kind: KindAdd, Path: "/w/o.txt", OldContent: "over\n", Overwrites: true, NewContent: "new\n", UnifiedDiff: "@@ -1 +1 @@\n-over\n+new\n", display: "o.txt", clobbers: true, raw: "over\n"},
 		{Kind: KindDelete, Path: "/w/d.txt", OldContent: "gone\n", UnifiedDiff: "@@ -1 +0,0 @@\n-gone\n", display: "d.txt"},
-		{Kind: KindUpdate, Path: "/w/u.txt", OldContent: "foo\nbar\nbaz\n", NewContent: "foo\nbar\nBAZ\n", UnifiedDiff: "@@ -2,2 +2,2 @@\n bar\n-baz\n+BAZ\n", display: "u.txt"},
-		{Kind: KindUpdate, Path: "/w/src.txt", MovePath: "/w/dst.txt", OldContent: "s\n", NewContent: "S\n", OverwrittenMove: &dst, UnifiedDiff: "@@ -1 +1 @@\n-s\n+S\n", display: "sub/../dst.txt"},
+		{Kind: KindUpdate, Path: "/w/u.txt", OldContent: "foo\nbar\nbaz\n", NewContent: "foo\nbar\nBAZ\n", UnifiedDiff: "@@ -2,2 +2,2 @@\n bar\n-baz\n+BAZ\n", display: "u.txt", removed: []string{"foo\n", "bar\n", "baz\n"}},
+		{Kind: KindUpdate, Path: "/w/src.txt", MovePath: "/w/dst.txt", OldContent: "s\n", NewContent: "S\n", OverwrittenMove: &dst, UnifiedDiff: "@@ -1 +1 @@\n-s\n+S\n", display: "sub/../dst.txt", clobbers: true, raw: "d\n", removed: []string{"s\n"}},
 	}
 	if !reflect.DeepEqual(plan.Changes, want) {
 		t.Fatalf("changes\n got %+v\nwant %+v", plan.Changes, want)

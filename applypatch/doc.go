@@ -22,7 +22,7 @@
 // typographic dashes, quotes and spaces folded to ASCII). Error texts are
 // the crate's, so a model reads what Codex's would have shown it.
 //
-// The work happens in three steps, each of which the caller sees:
+// The work happens in these steps, each of which the caller sees:
 //
 //  1. [Parse] checks the text and returns its hunks, or a *[ParseError].
 //  2. [Compute] reads the current files through an [FS] and derives every
@@ -33,7 +33,11 @@
 //     context that is not found, a file that does not exist, a directory
 //     where a file should be, a file where a directory must be) is reported
 //     here, before any write.
-//  3. [Plan.Apply] writes the verified changes in patch order. A write that
+//  3. [Rebase], when time passed since step 2 (an approval prompt),
+//     computes the patch again over the files as they are now, keeping what
+//     was written to them meanwhile, and returns a *[ConflictError] where
+//     applying it would lose any of that.
+//  4. [Plan.Apply] writes the verified changes in patch order. A write that
 //     fails midway (the disk, a permission, a race with another writer)
 //     returns a *[WriteError] naming the files already written.
 //

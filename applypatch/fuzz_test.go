@@ -12,8 +12,8 @@ import (
 // it over a file with arbitrary contents: nothing may panic, a parsed patch
 // must parse again from its Text to the same hunks, Compute may only fail
 // with a *VerifyError, and a plan it verified must apply (ErrNoFiles aside):
-// a failure Compute could have foreseen would be a partial write.
-// Seeds: testdata/fuzz/FuzzParse.
+// a failure Compute could have foreseen would be a partial write. Rebase
+// over the unchanged files gives the same plan. Seeds: testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	f.Add(wrap("*** Update File: f\n@@\n-a\n+b"), "a\n")
 	f.Fuzz(func(t *testing.T, patch, file string) {
@@ -51,6 +51,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Compute error %T: %v", err, err)
 			}
 			return
+		}
+		if again, err := Rebase(context.Background(), m, plan, p); err != nil || !reflect.DeepEqual(again, plan) {
+			t.Fatalf("rebase over unchanged files: %v\n got %+v\nwant %+v", err, again, plan)
 		}
 		// memFS fails nothing by itself: what Compute verified applies.
 		if _, err := plan.Apply(context.Background(), m); err != nil && !errors.Is(err, ErrNoFiles) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -99,6 +100,16 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 			tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusDeclined)})
 			return tools.PatchRejectedByUser
 		}
+		// The prompt may have been open for minutes, and the user may have
+		// edited the files meanwhile: apply the hunks to the files as they
+		// are now, or write nothing (see applypatch.Rebase).
+		now, err := applypatch.Rebase(tr.ctx, fsys, plan, inv.Patch)
+		if err != nil {
+			tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusFailed)})
+			return patchConflictText(err)
+		}
+		plan = now
+		changes = fileUpdates(plan)
 	}
 
 	res, err := plan.Apply(tr.ctx, landedFS{execFS: fsys, l: land})
@@ -114,6 +125,16 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 	tr.diff.record(plan, nil)
 	tr.emit(agent.TurnDiff{Diff: tr.diff.unified()})
 	return fmt.Sprintf("Exit code: 0\nWall time: %.1f seconds\nOutput:\n%s", time.Since(start).Seconds(), res.Summary())
+}
+
+// patchConflictText is what the model reads when an approved patch could
+// not be applied to the files as they became while it waited.
+func patchConflictText(err error) string {
+	var ce *applypatch.ConflictError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("patch rejected: %s changed while the patch was waiting for approval (%s); nothing was written. Read the file again and send a new patch if the change is still needed.", ce.Path, ce.Reason)
+	}
+	return "patch rejected: the files could not be read again after the approval: " + err.Error() + "; nothing was written."
 }
 
 // assessPatch decides whether a patch that writes paths (real paths, see
