@@ -45,6 +45,9 @@ func (s *Server) commandExec(ctx context.Context, c *call, p appproto.CommandExe
 	if len(p.Command) == 0 {
 		return none, invalidRequest("command must not be empty")
 	}
+	if p.SandboxPolicy != nil && p.PermissionProfile != nil {
+		return none, invalidRequest("`permissionProfile` cannot be combined with `sandboxPolicy`")
+	}
 	if p.TimeoutMs != nil && *p.TimeoutMs < 0 {
 		return none, invalidParams(fmt.Sprintf("command/exec timeoutMs must be non-negative, got %d", *p.TimeoutMs))
 	}
@@ -54,9 +57,6 @@ func (s *Server) commandExec(ctx context.Context, c *call, p appproto.CommandExe
 	if p.DisableOutputCap && p.OutputBytesCap != nil {
 		return none, invalidParams("command/exec cannot set both outputBytesCap and disableOutputCap")
 	}
-	if p.SandboxPolicy != nil && p.PermissionProfile != nil {
-		return none, invalidParams("command/exec cannot set both sandboxPolicy and permissionProfile")
-	}
 	streamOut, streamIn := p.StreamStdoutStderr || p.Tty, p.StreamStdin || p.Tty
 	if (streamOut || streamIn) && p.ProcessID == nil {
 		return none, invalidRequest("command/exec tty or streaming requires a client-supplied processId")
@@ -65,6 +65,14 @@ func (s *Server) commandExec(ctx context.Context, c *call, p appproto.CommandExe
 		return none, invalidParams("command/exec size is only valid when tty is true")
 	}
 	cwd, err := s.execCwd(p.Cwd)
+	if err != nil {
+		return none, err
+	}
+	pol, err := s.execSandbox(p, cwd)
+	if err != nil {
+		return none, err
+	}
+	argv, err := s.confineExec(pol, p.Command)
 	if err != nil {
 		return none, err
 	}
@@ -78,7 +86,7 @@ func (s *Server) commandExec(ctx context.Context, c *call, p appproto.CommandExe
 	if !ok {
 		return none, invalidRequest(fmt.Sprintf("duplicate active command/exec process id: %q", e.id))
 	}
-	opts := procs.StartOptions{ID: e.id, Argv: p.Command, Cwd: cwd, Env: execEnv(p.Env), TTY: p.Tty,
+	opts := procs.StartOptions{ID: e.id, Argv: argv, Cwd: cwd, Env: execEnv(p.Env), TTY: p.Tty,
 		PipeStdin: streamIn && !p.Tty, Held: true}
 	if p.Size != nil {
 		opts.Rows, opts.Cols = p.Size.Rows, p.Size.Cols

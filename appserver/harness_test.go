@@ -21,9 +21,13 @@ import (
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/sandbox"
 )
 
 func TestMain(m *testing.M) {
+	// command/exec confines its commands by re-running this binary as the
+	// sandbox helper.
+	sandbox.RunHelperIfRequested()
 	agenttest.CloseGrace = 100 * time.Millisecond
 	goleak.VerifyTestMain(m)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/sandbox"
 )
 
 // Defaults of Config.
@@ -86,6 +87,10 @@ type Server struct {
 	handlers   map[string]*handler // set by New, read-only after
 	conns      sync.WaitGroup      // served connections
 	listeners  sync.WaitGroup      // thread listeners
+
+	// sandboxCheck says whether this kernel can enforce a sandbox mode
+	// (sandbox.Check; tests replace it).
+	sandboxCheck func(sandbox.Mode) error
 }
 
 // ErrServerClosed is returned by ServeStream and NewClient after Close.
@@ -120,6 +125,8 @@ func New(cfg Config) (*Server, error) {
 		sessions: make(map[*session]struct{}),
 		threads:  make(map[string]*thread),
 		handlers: make(map[string]*handler),
+
+		sandboxCheck: sandbox.Check,
 	}
 	s.registerAll()
 	return s, nil
