@@ -1,6 +1,7 @@
 package appserver
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/codexd/codexd/agent/agenttest"
@@ -36,4 +37,102 @@ func TestStartupInterruptIsAnsweredAtOnce(t *testing.T) {
 	// The connection still has its slots.
 	c.call(appproto.MethodModelList, map[string]any{})
 	gate.Open()
+}
+
+// A fork needs its source's rollout, as in Codex 0.169: a thread with no
+// user message yet (or an ephemeral one) has none, and thread/fork of it is
+// refused with Codex's error, ephemeral fork or not. Before, the fork was
+// answered as a stored thread (ephemeral: false) but nothing of it was
+// ever written, so after a restart thread/resume said "no rollout found".
+func TestForkOfAThreadWithoutRolloutIsRefused(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	r := newRealEnv(t, home, cwd)
+	c := r.dial("fork")
+	c.initialize(nil)
+	fresh := c.startThread(nil)
+	want := "no rollout found for thread id " + fresh
+	for _, ephemeral := range []bool{false, true} {
+		if err := c.callErr(appproto.MethodThreadFork, map[string]any{"threadId": fresh, "ephemeral": ephemeral}); err.Code != -32600 || err.Message != want {
+			t.Fatalf("fork (ephemeral %v) of a thread without a user message: %+v", ephemeral, err)
+		}
+	}
+	eph := c.startThread(map[string]any{"ephemeral": true})
+	c.startTurn(eph, "in memory only")
+	c.note("turn/completed")
+	if err := c.callErr(appproto.MethodThreadFork, map[string]any{"threadId": eph}); err.Code != -32600 || err.Message != "no rollout found for thread id "+eph {
+		t.Fatalf("fork of an ephemeral thread: %+v", err)
+	}
+
+	// A fork that is answered as stored is there after a restart.
+	c.startTurn(fresh, "now it has a rollout")
+	c.next("the turn's end", func(m *wmsg) bool {
+		return m.Method == "turn/completed" && strings.Contains(string(m.Params), fresh)
+	})
+	fork := c.call(appproto.MethodThreadFork, map[string]any{"threadId": fresh})
+	forkID := fork.str(t, "/thread/id")
+	if !strings.Contains(string(fork.Result), `"ephemeral":false`) {
+		t.Fatalf("fork: %s", fork)
+	}
+	c.conn.Close()
+	r.close()
+	again := newRealEnv(t, home, cwd)
+	d := again.dial("after")
+	d.initialize(nil)
+	res := d.call(appproto.MethodThreadResume, map[string]any{"threadId": forkID})
+	var resumed appproto.ThreadResumeResponse
+	if err := pointer(res.Result, "", &resumed); err != nil {
+		t.Fatal(err)
+	}
+	if len(resumed.Thread.Turns) != 1 || resumed.Thread.ForkedFromID == nil || *resumed.Thread.ForkedFromID != fresh {
+		t.Fatalf("the fork after a restart: %s", res)
+	}
+}
+
+// A fork of a thread that is not loaded keeps the thread's own settings
+// (its cwd and sandbox), not the server's defaults; the request's
+// overrides still win. Before, it took the server's default cwd and
+// sandbox.
+func TestForkOfAnUnloadedThreadKeepsItsSettings(t *testing.T) {
+	home, serverCwd, threadCwd := t.TempDir(), t.TempDir(), t.TempDir()
+	r := newRealEnv(t, home, serverCwd)
+	c := r.dial("before")
+	c.initialize(nil)
+	id := c.startThread(map[string]any{"cwd": threadCwd, "sandbox": "workspace-write", "approvalPolicy": "on-request"})
+	c.startTurn(id, "hello")
+	c.note("turn/completed")
+	c.conn.Close()
+	r.close()
+
+	again := newRealEnv(t, home, serverCwd)
+	d := again.dial("after")
+	d.initialize(nil)
+	check := func(what string, m *wmsg, cwd, sandbox, approval string) {
+		t.Helper()
+		var resp appproto.ThreadStartResponse
+		if err := pointer(m.Result, "", &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Cwd != cwd || resp.Sandbox.Type != sandbox || resp.ApprovalPolicy.Policy != approval || resp.Thread.Cwd != cwd {
+			t.Fatalf("%s: cwd %q sandbox %q approval %q, want %q %q %q", what, resp.Cwd, resp.Sandbox.Type, resp.ApprovalPolicy.Policy, cwd, sandbox, approval)
+		}
+	}
+	fork := d.call(appproto.MethodThreadFork, map[string]any{"threadId": id})
+	check("fork", fork, threadCwd, appproto.SandboxWorkspaceWrite, "on-request")
+	// Overrides apply on top of the thread's settings.
+	other := t.TempDir()
+	check("fork with a cwd", d.call(appproto.MethodThreadFork, map[string]any{"threadId": id, "cwd": other}), other, appproto.SandboxWorkspaceWrite, "on-request")
+	// An ephemeral fork too, with the thread's history.
+	eph := d.call(appproto.MethodThreadFork, map[string]any{"threadId": id, "ephemeral": true})
+	check("ephemeral fork", eph, threadCwd, appproto.SandboxWorkspaceWrite, "on-request")
+	if !strings.Contains(string(eph.Result), `"ephemeral":true`) || !strings.Contains(string(eph.Result), `"text":"hello"`) {
+		t.Fatalf("ephemeral fork: %s", eph)
+	}
+	// And the fork keeps them after a restart.
+	forkID := fork.str(t, "/thread/id")
+	d.conn.Close()
+	again.close()
+	third := newRealEnv(t, home, serverCwd)
+	e := third.dial("third")
+	e.initialize(nil)
+	check("the fork resumed", e.call(appproto.MethodThreadResume, map[string]any{"threadId": forkID}), threadCwd, appproto.SandboxWorkspaceWrite, "on-request")
 }

@@ -354,20 +354,33 @@ func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, n
 	return t.loadedView(), nil
 }
 
-// ForkThread copies a thread's history into a new thread.
+// ForkThread copies a thread's history into a new thread. With a store,
+// the copy is of the source's rollout, as in Codex: a thread that has none
+// (no user message yet, or ephemeral) cannot be forked (ErrThreadNotFound),
+// so that no fork is reported stored and then never written. An
+// ephemeral fork is loaded from the copy and never written.
 func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOptions) (*agent.Loaded, error) {
 	src := c.loaded(id)
-	if c.cfg.Store != nil && !opts.Ephemeral && (src == nil || src.materialized()) {
+	if c.cfg.Store != nil {
+		if src != nil && !src.stored() {
+			return nil, fmt.Errorf("%w: thread %s has no rollout", agent.ErrThreadNotFound, id)
+		}
+		if src == nil && opts.Ephemeral {
+			return c.forkStoredEphemeral(ctx, id, opts)
+		}
+	}
+	if c.cfg.Store != nil && !opts.Ephemeral {
+		// The settings are the source's own: a loaded thread's current
+		// ones, or (zero Settings) the stored thread's latest, which the
+		// store reads from its rollout. The overrides apply on top.
+		var settings agent.Settings
 		if src != nil {
 			_ = src.rec.Sync()
-		}
-		base := c.cfg.Settings
-		if src != nil {
-			base = src.Settings()
+			settings = opts.Overrides.Apply(src.Settings())
 		}
 		st, w, err := c.cfg.Store.Fork(ctx, id, store.ThreadMeta{
 			ID: newUUIDv7(), Source: opts.Source, ThreadSource: opts.ThreadSource, Originator: opts.Originator,
-			CliVersion: c.cfg.CliVersion, Settings: opts.Overrides.Apply(base),
+			CliVersion: c.cfg.CliVersion, Settings: settings,
 			BaseInstructions: opts.BaseInstructions, DeveloperInstructions: opts.DeveloperInstructions,
 		})
 		if err != nil {
@@ -396,6 +409,35 @@ func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOption
 		return nil, err
 	}
 	return &agent.Loaded{Thread: t, Info: t.snapshotInfo(), History: turns}, nil
+}
+
+// forkStoredEphemeral forks a stored thread that is not loaded into an
+// ephemeral thread: its history and settings as the rollout has them,
+// with the overrides on top; nothing is written.
+func (c *Core) forkStoredEphemeral(ctx context.Context, id string, opts agent.StartOptions) (*agent.Loaded, error) {
+	st, err := c.cfg.Store.Read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s := opts.Overrides.Apply(st.Settings)
+	log := c.log.With("fork of", id)
+	now := time.Now()
+	info := agent.ThreadInfo{
+		ID: newUUIDv7(), ForkedFromID: st.Info.ID, Preview: st.Info.Preview, Ephemeral: true,
+		Model: s.Model, ModelProvider: s.ModelProvider, Cwd: s.Cwd, Source: opts.Source,
+		ThreadSource: opts.ThreadSource, CliVersion: c.cfg.CliVersion, CreatedAt: now, UpdatedAt: now,
+		Materialized: st.Info.Materialized,
+	}
+	base := instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}
+	if base.base == nil && base.developer == nil {
+		base = instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}
+	}
+	t, err := c.load(info, s, normalizeHistory(decodeHistory(st.History, log)), st.Turns, base, opts.Originator, opts.NoTools, nopRecorder{})
+	if err != nil {
+		return nil, err
+	}
+	t.usage = st.Usage
+	return t.loadedView(), nil
 }
 
 // ReadThread returns a thread's metadata and turns.
@@ -548,6 +590,14 @@ func (c *Core) Close() error {
 		c.execClient = nil
 	}
 	return errors.Join(errs...)
+}
+
+// stored reports whether the thread has a rollout: it is not ephemeral
+// and has a user message.
+func (t *thread) stored() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.info.Materialized && !t.info.Ephemeral
 }
 
 // materialized reports whether the thread has a user message yet.
