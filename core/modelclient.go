@@ -186,6 +186,10 @@ func modelError(err error) error {
 	if errors.As(err, &mk) {
 		return &prompt.Error{Message: mk.Error(), Info: "unauthorized", Err: errors.Join(prompt.ErrMissingAPIKey, err)}
 	}
+	if errors.Is(err, modelclient.ErrEventTooLarge) {
+		// Not a cut stream: the same response would come again.
+		return &prompt.Error{Message: err.Error(), Info: "other", Err: err}
+	}
 	if errors.Is(err, modelclient.ErrStreamIdle) || errors.Is(err, modelclient.ErrStreamCut) {
 		return &prompt.Error{Message: err.Error(), Info: "responseStreamDisconnected", Stream: true, Err: err}
 	}

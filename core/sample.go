@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/codexd/codexd/agent"
@@ -108,9 +109,12 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 	}
 	defer s.Close()
 
-	// Items shown to the user while they stream, by output item id.
+	// Items shown to the user while they stream, by output item id, and
+	// the text their deltas brought (builders: a long message comes in
+	// tens of thousands of deltas, and += would cost quadratic time).
 	started := map[string]agent.Item{}
-	texts := map[string]string{}
+	texts := map[string]*strings.Builder{}
+	kept := 0 // bytes of text and items kept, within maxResponseBytes
 	for {
 		ev, err := s.Next()
 		if errors.Is(err, io.EOF) {
@@ -125,6 +129,16 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 				continue
 			}
 			switch ev.Item.Type {
+			case prompt.TypeMessage, prompt.TypeReasoning:
+				if _, ok := started[ev.Item.ID]; !ok && len(started)+len(res.items) >= maxResponseItems {
+					return res, errTooManyItems()
+				}
+				kept += len(ev.Item.ID)
+				if kept > maxResponseBytes {
+					return res, errResponseTooLarge()
+				}
+			}
+			switch ev.Item.Type {
 			case prompt.TypeMessage:
 				it := &agent.AgentMessage{ID: ev.Item.ID, Phase: ev.Item.Phase}
 				started[ev.Item.ID] = it
@@ -136,19 +150,27 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 			}
 		case prompt.TextDelta:
 			if _, ok := started[ev.ItemID]; ok {
-				texts[ev.ItemID] += ev.Delta
+				if kept += len(ev.Delta); kept > maxResponseBytes {
+					return res, errResponseTooLarge()
+				}
+				b := texts[ev.ItemID]
+				if b == nil {
+					b = &strings.Builder{}
+					texts[ev.ItemID] = b
+				}
+				b.WriteString(ev.Delta)
 				tr.emitStream(agent.AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
 			}
 		case prompt.ReasoningSummaryPartAdded:
-			if _, ok := started[ev.ItemID]; ok {
+			if _, ok := started[ev.ItemID]; ok && partIndex(ev.SummaryIndex) {
 				tr.emitStream(agent.ReasoningSummaryPartAdded{ItemID: ev.ItemID, SummaryIndex: ev.SummaryIndex})
 			}
 		case prompt.ReasoningSummaryDelta:
-			if _, ok := started[ev.ItemID]; ok {
+			if _, ok := started[ev.ItemID]; ok && partIndex(ev.SummaryIndex) {
 				tr.emitStream(agent.ReasoningSummaryDelta{ItemID: ev.ItemID, SummaryIndex: ev.SummaryIndex, Delta: ev.Delta})
 			}
 		case prompt.ReasoningTextDelta:
-			if _, ok := started[ev.ItemID]; ok {
+			if _, ok := started[ev.ItemID]; ok && partIndex(ev.ContentIndex) {
 				tr.emitStream(agent.ReasoningTextDelta{ItemID: ev.ItemID, ContentIndex: ev.ContentIndex, Delta: ev.Delta})
 			}
 		case prompt.ItemDone:
@@ -156,6 +178,12 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 				continue
 			}
 			item := *ev.Item
+			if kept += itemBytes(&item); kept > maxResponseBytes {
+				return res, errResponseTooLarge()
+			}
+			if _, ok := started[item.ID]; !ok && len(started)+len(res.items) >= maxResponseItems {
+				return res, errTooManyItems()
+			}
 			switch item.Type {
 			case prompt.TypeMessage:
 				if item.Role != "" && item.Role != "assistant" {
@@ -165,12 +193,16 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 					item.ID = "msg_" + newUUIDv7()
 				}
 				text := item.Text()
-				if text == "" {
-					text = texts[item.ID]
+				if b := texts[item.ID]; text == "" && b != nil {
+					text = b.String()
 				}
 				if _, ok := started[item.ID]; !ok {
 					tr.emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: item.ID, Phase: item.Phase}})
 				}
+				// Done: later deltas of it are strays, and its text is
+				// the item's now.
+				delete(started, item.ID)
+				delete(texts, item.ID)
 				tr.emit(agent.ItemCompleted{Item: &agent.AgentMessage{ID: item.ID, Text: text, Phase: item.Phase}})
 				tr.lastMessage, tr.lastMessageID = text, item.ID
 				res.items = append(res.items, item)
@@ -185,6 +217,7 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 				if _, ok := started[item.ID]; !ok {
 					tr.emit(agent.ItemStarted{Item: &agent.Reasoning{ID: item.ID}})
 				}
+				delete(started, item.ID)
 				tr.emit(agent.ItemCompleted{Item: r})
 				res.items = append(res.items, item)
 			case prompt.TypeFunctionCall, prompt.TypeCustomToolCall:

@@ -34,7 +34,11 @@
 //     and stops at "[DONE]"; Codex skips an event it cannot parse and goes
 //     on. So each event's JSON is decoded here into the package's own
 //     small types, keeping unknown events and item types (they are
-//     skipped, or kept raw).
+//     skipped, or kept raw). An event with an index Codex cannot parse (a
+//     negative one, or one past a u32) is skipped likewise.
+//   - A bound on each event: the decoder joins any number of data lines
+//     into one event, so the body is read through a limit, and an event
+//     over [MaxEventBytes] ends the stream with [ErrEventTooLarge].
 //   - The idle timeout, which the SDK does not have.
 //
 // Codex's environment-driven SDK defaults (OPENAI_BASE_URL, OPENAI_ORG_ID,

@@ -21,7 +21,15 @@ var (
 	ErrStreamCut = errors.New("response stream disconnected before completion")
 	// ErrClosed: Next was called after Close.
 	ErrClosed = errors.New("stream closed")
+	// ErrEventTooLarge: one event of the stream is over MaxEventBytes. The
+	// stream ends; it is not a cut stream, and retrying would not help.
+	ErrEventTooLarge = errors.New("response stream event too large")
 )
+
+// MaxEventBytes bounds one server-sent event (its lines, data and framing):
+// a response's largest event, response.completed, carries its whole
+// output, which no real response brings near this.
+const MaxEventBytes = 16 << 20
 
 // MissingKeyError says which variable should hold the API key.
 type MissingKeyError struct {

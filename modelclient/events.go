@@ -1,6 +1,9 @@
 package modelclient
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Event is one event of a response stream: one of the types below.
 type Event interface{ isEvent() }
@@ -159,6 +162,16 @@ func decodeEvent(data []byte) (Event, error) {
 		return nil, nil
 	}
 	switch w.Type {
+	case "response.output_item.added", "response.output_item.done", "response.output_text.delta",
+		"response.function_call_arguments.delta", "response.custom_tool_call_input.delta",
+		"response.reasoning_summary_part.added", "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		// Codex reads the indices as u32: an event with one that does
+		// not fit does not parse, and is skipped.
+		if !u32(w.OutputIndex) || !u32(w.ContentIndex) || !u32(w.SummaryIndex) {
+			return nil, nil
+		}
+	}
+	switch w.Type {
 	case "response.created":
 		if w.Response == nil {
 			return Created{}, nil
@@ -240,3 +253,6 @@ func decodeEvent(data []byte) (Event, error) {
 	}
 	return nil, nil // an unknown or uninteresting event: skipped
 }
+
+// u32 reports whether an index is one the Responses API can send.
+func u32(i int) bool { return i >= 0 && int64(i) <= math.MaxUint32 }

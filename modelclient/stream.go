@@ -22,6 +22,7 @@ type Stream struct {
 	timer  *time.Timer
 	idle   time.Duration
 	res    *http.Response
+	lim    *eventLimit
 	dec    ssestream.Decoder
 
 	err     error // sticky: what every later Next returns
@@ -30,11 +31,44 @@ type Stream struct {
 }
 
 func newStream(parent, ctx context.Context, cancel context.CancelCauseFunc, timer *time.Timer, idle time.Duration, res *http.Response) *Stream {
+	// The decoder reads the body through the limit; Header still sees res.
+	lim := &eventLimit{rc: res.Body, max: MaxEventBytes}
+	framed := *res
+	framed.Body = lim
 	return &Stream{
 		parent: parent, ctx: ctx, cancel: cancel, timer: timer, idle: idle, res: res,
-		dec: ssestream.NewDecoder(res),
+		lim: lim, dec: ssestream.NewDecoder(&framed),
 	}
 }
+
+// eventLimit bounds what the SSE decoder reads for one event. The decoder
+// has no bound of its own on an event (it joins any number of data lines),
+// so the body is read through this, which fails once more than max bytes
+// were read since the last event was delivered. Each read is at most
+// readChunk bytes, so what the decoder reads ahead of an event's end, and
+// counts against it, stays small.
+type eventLimit struct {
+	rc   io.ReadCloser
+	max  int
+	used int
+}
+
+const readChunk = 1 << 20
+
+func (l *eventLimit) Read(p []byte) (int, error) {
+	if l.used >= l.max {
+		return 0, fmt.Errorf("%w: an event is over %d bytes", ErrEventTooLarge, l.max)
+	}
+	p = p[:min(len(p), readChunk, l.max-l.used)]
+	n, err := l.rc.Read(p)
+	l.used += n
+	return n, err
+}
+
+func (l *eventLimit) Close() error { return l.rc.Close() }
+
+// next starts counting for the next event.
+func (l *eventLimit) next() { l.used = 0 }
 
 // Header is the response's HTTP header (x-request-id, rate limits, ...).
 func (s *Stream) Header() http.Header { return s.res.Header }
@@ -42,7 +76,8 @@ func (s *Stream) Header() http.Header { return s.res.Header }
 // Next returns the next event. After Completed it returns io.EOF. A stream
 // that ends otherwise returns, from then on, one of: a *ResponseError
 // (response.failed, response.incomplete, error event), an error wrapping
-// ErrStreamIdle or ErrStreamCut, the caller's context error, or ErrClosed.
+// ErrStreamIdle, ErrStreamCut or ErrEventTooLarge, the caller's context
+// error, or ErrClosed.
 func (s *Stream) Next() (Event, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
@@ -55,6 +90,7 @@ func (s *Stream) Next() (Event, error) {
 			s.finish(s.endError(s.dec.Err()))
 			return nil, s.err
 		}
+		s.lim.next()
 		// Any event, known or not, shows the stream is alive.
 		s.timer.Reset(s.idle)
 		ev, err := decodeEvent(s.dec.Event().Data)
@@ -87,6 +123,9 @@ func (s *Stream) endError(err error) error {
 	}
 	if err == nil {
 		return fmt.Errorf("%w: the stream ended without response.completed", ErrStreamCut)
+	}
+	if errors.Is(err, ErrEventTooLarge) {
+		return err
 	}
 	return fmt.Errorf("%w: %w", ErrStreamCut, err)
 }

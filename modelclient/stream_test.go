@@ -306,6 +306,16 @@ func FuzzStream(f *testing.F) {
 			}
 		}
 		for _, ev := range evs {
+			switch e := ev.(type) {
+			case ReasoningSummaryTextDelta:
+				if e.SummaryIndex < 0 || e.OutputIndex < 0 {
+					t.Fatalf("negative index passed: %+v", e)
+				}
+			case ReasoningTextDelta:
+				if e.ContentIndex < 0 || e.OutputIndex < 0 {
+					t.Fatalf("negative index passed: %+v", e)
+				}
+			}
 			if d, ok := ev.(OutputItemDone); ok {
 				if _, err := d.Item.MarshalJSON(); err != nil {
 					t.Fatalf("item %+v does not marshal: %v", d.Item, err)

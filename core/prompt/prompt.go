@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -79,11 +80,15 @@ func FunctionOutput(callID, output string) Item {
 
 // Text concatenates the text parts of a message.
 func (it *Item) Text() string {
-	var s string
-	for _, c := range it.Content {
-		s += c.Text
+	if len(it.Content) == 1 {
+		return it.Content[0].Text
 	}
-	return s
+	// A model's item may have any number of parts: += would be quadratic.
+	var b strings.Builder
+	for _, c := range it.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
 }
 
 // Request is the body of `POST {base_url}/responses`, as Codex sends it,
