@@ -153,12 +153,40 @@ type Plan struct {
 	Text string
 }
 
+// ContextCompaction marks where the history was compacted: the model
+// summarised the conversation so far and the summary replaced it.
+type ContextCompaction struct {
+	ID string
+}
+
+// EnteredReviewMode opens a review turn; Review says what is reviewed.
+type EnteredReviewMode struct {
+	ID     string
+	Review string
+}
+
+// ExitedReviewMode closes a review turn; Review is the review's text as
+// shown to the user (its findings, or the model's text when it gave none
+// that could be read).
+type ExitedReviewMode struct {
+	ID     string
+	Review string
+}
+
 func (i *UserMessage) ItemID() string      { return i.ID }
 func (i *AgentMessage) ItemID() string     { return i.ID }
 func (i *Reasoning) ItemID() string        { return i.ID }
 func (i *CommandExecution) ItemID() string { return i.ID }
 func (i *FileChange) ItemID() string       { return i.ID }
 func (i *Plan) ItemID() string             { return i.ID }
+
+func (i *ContextCompaction) ItemID() string { return i.ID }
+func (i *EnteredReviewMode) ItemID() string { return i.ID }
+func (i *ExitedReviewMode) ItemID() string  { return i.ID }
+
+func (*ContextCompaction) isItem() {}
+func (*EnteredReviewMode) isItem() {}
+func (*ExitedReviewMode) isItem()  {}
 
 func (*UserMessage) isItem()      {}
 func (*AgentMessage) isItem()     {}

@@ -87,6 +87,33 @@ type UserInputAnswer struct {
 // flushed, ShutdownComplete is the last event and Events() is closed.
 type Shutdown struct{}
 
+// Compact starts a compaction turn: the model summarises the thread and the
+// summary replaces its history. A running turn is interrupted first. Submit
+// returns the compaction turn's id.
+type Compact struct{}
+
+// Review starts a review turn (kind "review"), which cannot be steered and
+// which new input does not join. Model, when set, runs the review instead
+// of the thread's model. Submit returns the review turn's id.
+type Review struct {
+	Target ReviewTarget
+	Model  string
+}
+
+// ReviewTarget is what a review looks at. Type is "uncommittedChanges",
+// "baseBranch" (Branch), "commit" (SHA, and Title for display) or "custom"
+// (Instructions).
+type ReviewTarget struct {
+	Type         string
+	Branch       string
+	SHA          string
+	Title        string
+	Instructions string
+}
+
+func (Compact) isOp() {}
+func (Review) isOp()  {}
+
 func (UserInput) isOp()       {}
 func (Steer) isOp()           {}
 func (Interrupt) isOp()       {}

@@ -17,7 +17,12 @@ type ThreadItem struct {
 	CommandExecution *CommandExecutionItem
 	FileChange       *FileChangeItem
 	Plan             *PlanItem
-	Other            jsontext.Value
+	// ContextCompaction, EnteredReviewMode and ExitedReviewMode are the
+	// items of compaction and review turns.
+	ContextCompaction *ContextCompactionItem
+	EnteredReviewMode *ReviewModeItem
+	ExitedReviewMode  *ReviewModeItem
+	Other             jsontext.Value
 }
 
 // ID returns the item's id.
@@ -35,6 +40,12 @@ func (t ThreadItem) ID() string {
 		return t.FileChange.ID
 	case t.Plan != nil:
 		return t.Plan.ID
+	case t.ContextCompaction != nil:
+		return t.ContextCompaction.ID
+	case t.EnteredReviewMode != nil:
+		return t.EnteredReviewMode.ID
+	case t.ExitedReviewMode != nil:
+		return t.ExitedReviewMode.ID
 	}
 	var w struct {
 		ID string `json:"id"`
@@ -58,6 +69,12 @@ func (t ThreadItem) Type() string {
 		return "fileChange"
 	case t.Plan != nil:
 		return "plan"
+	case t.ContextCompaction != nil:
+		return "contextCompaction"
+	case t.EnteredReviewMode != nil:
+		return "enteredReviewMode"
+	case t.ExitedReviewMode != nil:
+		return "exitedReviewMode"
 	}
 	var w struct {
 		Type string `json:"type"`
@@ -80,6 +97,12 @@ func (t ThreadItem) MarshalJSON() ([]byte, error) {
 		return json.Marshal(t.FileChange)
 	case t.Plan != nil:
 		return json.Marshal(t.Plan)
+	case t.ContextCompaction != nil:
+		return json.Marshal(t.ContextCompaction)
+	case t.EnteredReviewMode != nil:
+		return json.Marshal(t.EnteredReviewMode)
+	case t.ExitedReviewMode != nil:
+		return json.Marshal(t.ExitedReviewMode)
 	case t.Other != nil:
 		return t.Other, nil
 	}
@@ -114,6 +137,15 @@ func (t *ThreadItem) UnmarshalJSON(b []byte) error {
 	case "plan":
 		out.Plan = new(PlanItem)
 		err = json.Unmarshal(b, out.Plan)
+	case "contextCompaction":
+		out.ContextCompaction = new(ContextCompactionItem)
+		err = json.Unmarshal(b, out.ContextCompaction)
+	case "enteredReviewMode":
+		out.EnteredReviewMode = new(ReviewModeItem)
+		err = json.Unmarshal(b, out.EnteredReviewMode)
+	case "exitedReviewMode":
+		out.ExitedReviewMode = new(ReviewModeItem)
+		err = json.Unmarshal(b, out.ExitedReviewMode)
 	default:
 		out.Other = bytes.Clone(b)
 	}

@@ -284,6 +284,12 @@ func wireItem(it agent.Item, v *itemView) appproto.ThreadItem {
 			Changes: wireChanges(x.Changes), Status: orDefault(string(x.Status), "inProgress"), ItemTimes: times}}
 	case *agent.Plan:
 		return appproto.ThreadItem{Plan: &appproto.PlanItem{Type: "plan", ID: x.ID, Text: x.Text, ItemTimes: times}}
+	case *agent.ContextCompaction:
+		return appproto.ThreadItem{ContextCompaction: &appproto.ContextCompactionItem{Type: "contextCompaction", ID: x.ID, ItemTimes: times}}
+	case *agent.EnteredReviewMode:
+		return appproto.ThreadItem{EnteredReviewMode: &appproto.ReviewModeItem{Type: "enteredReviewMode", ID: x.ID, Review: x.Review, ItemTimes: times}}
+	case *agent.ExitedReviewMode:
+		return appproto.ThreadItem{ExitedReviewMode: &appproto.ReviewModeItem{Type: "exitedReviewMode", ID: x.ID, Review: x.Review, ItemTimes: times}}
 	}
 	return appproto.ThreadItem{}
 }

@@ -133,6 +133,8 @@ var responseSchema = map[string]string{
 	appproto.MethodTurnStart:              "v2/TurnStartResponse",
 	appproto.MethodTurnSteer:              "v2/TurnSteerResponse",
 	appproto.MethodTurnInterrupt:          "v2/TurnInterruptResponse",
+	appproto.MethodThreadCompactStart:     "v2/ThreadCompactStartResponse",
+	appproto.MethodReviewStart:            "v2/ReviewStartResponse",
 	appproto.MethodModelList:              "v2/ModelListResponse",
 	appproto.MethodAccountRead:            "v2/GetAccountResponse",
 	appproto.MethodConfigRead:             "v2/ConfigReadResponse",

@@ -168,6 +168,7 @@ func (s *Server) registerAll() {
 	register(s, appproto.FsReadDirectory, s.fsReadDirectory)
 	register(s, appproto.FsRemove, s.fsRemove)
 	register(s, appproto.FsCopy, s.fsCopy)
+	registerCompactReview(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

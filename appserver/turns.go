@@ -71,6 +71,9 @@ func (s *Server) turnStart(ctx context.Context, c *call, p appproto.TurnStartPar
 		return appproto.TurnStartResponse{}, internalError("failed to submit turn input: EmptyInput")
 	case errors.Is(err, agent.ErrThreadClosed):
 		return appproto.TurnStartResponse{}, invalidRequest("thread not found: " + t.id)
+	case errors.As(err, new(*agent.NotSteerableError)):
+		// A review or compaction runs: Codex refuses the input so.
+		return appproto.TurnStartResponse{}, internalError("failed to submit turn input: " + notSteerableDebug(asNotSteerable(err)))
 	case err != nil:
 		return appproto.TurnStartResponse{}, internalError("failed to submit turn input: " + err.Error())
 	}

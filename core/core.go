@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/compaction"
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
 	"github.com/codexd/codexd/execclient"
@@ -80,6 +81,9 @@ type Config struct {
 	CliVersion string
 	// ConfigFile is the config.toml that was read, if any.
 	ConfigFile string
+	// Compaction holds config.toml's compaction settings: the window,
+	// the auto-compact limit and the prompt.
+	Compaction compaction.Options
 	// Store keeps threads (rollouts and their index); nil keeps nothing,
 	// as if every thread were ephemeral. The core closes it in Close.
 	Store  store.Store
@@ -208,6 +212,9 @@ func (c *Core) provider(s agent.Settings) (*Provider, error) {
 }
 
 func (c *Core) contextWindow(model string) int64 {
+	if w := c.cfg.Compaction.ContextWindow; w > 0 {
+		return w // model_context_window wins over what the model says
+	}
 	for _, m := range c.cfg.Models {
 		if m.ID == model && m.ContextWindow > 0 {
 			return m.ContextWindow
@@ -341,7 +348,7 @@ func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, n
 	rec := storeRecorder{w: w, log: log}
 	info := st.Info
 	info.Path = w.Path()
-	t, err := c.load(info, s, normalizeHistory(decodeHistory(st.History, log)), st.Turns,
+	t, err := c.load(info, s, normalizeHistory(decodeHistory(compaction.Replay(st.History), log)), st.Turns,
 		instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}, st.Meta.Originator, noTools, rec)
 	if err != nil {
 		w.Close()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/config"
+	"github.com/codexd/codexd/core/compaction"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/modelclient"
 	"github.com/codexd/codexd/store"
@@ -116,6 +117,10 @@ func ConfigFrom(s Setup) (Config, error) {
 	if docs == 0 {
 		docs = -1 // project_doc_max_bytes = 0 turns AGENTS.md off
 	}
+	comp, err := compaction.FromConfig(c.Raw, c.CodexHome)
+	if err != nil {
+		return Config{}, err
+	}
 	sb := s.Sandbox
 	if sb == nil {
 		sb = LandlockSandbox{}
@@ -125,5 +130,6 @@ func ConfigFrom(s Setup) (Config, error) {
 		ExecDialer: s.ExecDialer, Sandbox: sb, Store: s.Store, ApplyPatchTool: true,
 		BaseInstructions: base, DeveloperInstructions: dev, ProjectDocMaxBytes: docs,
 		Originator: s.Originator, CliVersion: s.CliVersion, ConfigFile: c.File, Logger: s.Logger,
+		Compaction: comp,
 	}, nil
 }

@@ -15,6 +15,9 @@ import (
 type recorder interface {
 	Event(ev agent.Event)
 	Items(turnID string, items []prompt.Item)
+	// Raw appends a history record the core encoded itself (a
+	// compaction's).
+	Raw(turnID string, rec json.RawMessage)
 	Sync() error
 	Close() error
 }
@@ -24,6 +27,7 @@ type nopRecorder struct{}
 
 func (nopRecorder) Event(agent.Event)           {}
 func (nopRecorder) Items(string, []prompt.Item) {}
+func (nopRecorder) Raw(string, json.RawMessage) {}
 func (nopRecorder) Sync() error                 { return nil }
 func (nopRecorder) Close() error                { return nil }
 
@@ -54,6 +58,12 @@ func (r storeRecorder) Items(turnID string, items []prompt.Item) {
 		recs = append(recs, store.ModelRecord(turnID, b))
 	}
 	if err := r.w.Append(recs...); err != nil {
+		r.log.Warn("appending model history to the rollout", "err", err)
+	}
+}
+
+func (r storeRecorder) Raw(turnID string, rec json.RawMessage) {
+	if err := r.w.Append(store.ModelRecord(turnID, rec)); err != nil {
 		r.log.Warn("appending model history to the rollout", "err", err)
 	}
 }

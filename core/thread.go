@@ -77,6 +77,9 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 		if len(op.Input) == 0 {
 			return "", agent.ErrEmptyInput
 		}
+		if tr := t.current(); tr != nil && tr.kind != "regular" {
+			return "", &agent.NotSteerableError{TurnKind: tr.kind}
+		}
 		t.settings = op.Overrides.Apply(t.settings)
 		if tr := t.current(); tr != nil {
 			tr.addInput(op.Input, op.ClientID)
@@ -87,6 +90,9 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 		t.queue = append(t.queue, tr)
 		t.signal()
 		return tr.id, nil
+
+	case agent.Compact:
+		return t.submitSpecial("compact", nil), nil
 
 	case agent.Steer:
 		if len(op.Input) == 0 {

@@ -107,7 +107,13 @@ func (tr *turn) await(key string, ch chan agent.Op) (agent.Op, bool) {
 func (t *thread) runTurn(tr *turn) {
 	tr.started = time.Now()
 	tr.emit(agent.TurnStarted{StartedAt: tr.started, Kind: tr.kind, ModelContextWindow: t.core.contextWindow(tr.settings.Model)})
-	status, terr := tr.loop()
+	var status agent.TurnStatus
+	var terr *agent.TurnError
+	if tr.kind == "compact" {
+		status, terr = tr.runCompact()
+	} else {
+		status, terr = tr.loop()
+	}
 
 	t.mu.Lock()
 	tr.ending = true
@@ -133,6 +139,7 @@ func (t *thread) runTurn(tr *turn) {
 // any, the turn is interrupted, or it fails.
 func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 	t := tr.t
+	overflowed := false
 	for {
 		t.mu.Lock()
 		inputs := tr.inputs
@@ -145,11 +152,21 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 			return agent.TurnStatusInterrupted, nil
 		}
 
+		if err := tr.autoCompact(); err != nil && tr.ctx.Err() == nil {
+			return agent.TurnStatusFailed, turnError(err)
+		}
 		res, err := tr.sample()
 		switch {
 		case tr.ctx.Err() != nil:
 			return agent.TurnStatusInterrupted, nil
 		case errors.Is(err, errSteered):
+			continue
+		case isContextExceeded(err) && !overflowed:
+			// Once a turn: compact, then ask again.
+			overflowed = true
+			if cerr := tr.compact(); cerr != nil && tr.ctx.Err() == nil {
+				return agent.TurnStatusFailed, turnError(cerr)
+			}
 			continue
 		case err != nil:
 			return agent.TurnStatusFailed, turnError(err)

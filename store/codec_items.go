@@ -25,6 +25,9 @@ const (
 	itemCommandExecution = "command_execution"
 	itemFileChange       = "file_change"
 	itemPlan             = "plan"
+	itemCompaction       = "context_compaction"
+	itemEnteredReview    = "entered_review_mode"
+	itemExitedReview     = "exited_review_mode"
 )
 
 // itemV1 is every item type in one flat shape, told apart by Type; each
@@ -57,6 +60,8 @@ type itemV1 struct {
 	Changes []fileUpdateV1 `json:"changes,omitempty"`
 	// command_execution, file_change
 	Status string `json:"status,omitempty"`
+	// entered_review_mode, exited_review_mode
+	Review string `json:"review,omitempty"`
 }
 
 type inputV1 struct {
@@ -113,6 +118,12 @@ func encodeItem(it agent.Item) (*itemV1, error) {
 		return &itemV1{Type: itemFileChange, ID: it.ID, Changes: encodeFileUpdates(it.Changes), Status: string(it.Status)}, nil
 	case *agent.Plan:
 		return &itemV1{Type: itemPlan, ID: it.ID, Text: it.Text}, nil
+	case *agent.ContextCompaction:
+		return &itemV1{Type: itemCompaction, ID: it.ID}, nil
+	case *agent.EnteredReviewMode:
+		return &itemV1{Type: itemEnteredReview, ID: it.ID, Review: it.Review}, nil
+	case *agent.ExitedReviewMode:
+		return &itemV1{Type: itemExitedReview, ID: it.ID, Review: it.Review}, nil
 	case nil:
 		return nil, fmt.Errorf("%w: nil item", ErrInvalidRecord)
 	}
@@ -144,6 +155,12 @@ func decodeItem(d *itemV1) (agent.Item, error) {
 		return &agent.FileChange{ID: d.ID, Changes: decodeFileUpdates(d.Changes), Status: agent.ItemStatus(d.Status)}, nil
 	case itemPlan:
 		return &agent.Plan{ID: d.ID, Text: d.Text}, nil
+	case itemCompaction:
+		return &agent.ContextCompaction{ID: d.ID}, nil
+	case itemEnteredReview:
+		return &agent.EnteredReviewMode{ID: d.ID, Review: d.Review}, nil
+	case itemExitedReview:
+		return &agent.ExitedReviewMode{ID: d.ID, Review: d.Review}, nil
 	}
 	return nil, fmt.Errorf("unknown item type %q", d.Type)
 }

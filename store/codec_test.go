@@ -60,8 +60,10 @@ func filled[T any]() T {
 func allItems() []agent.Item {
 	um, am, r := filled[agent.UserMessage](), filled[agent.AgentMessage](), filled[agent.Reasoning]()
 	ce, fc, p := filled[agent.CommandExecution](), filled[agent.FileChange](), filled[agent.Plan]()
+	cc, er, xr := filled[agent.ContextCompaction](), filled[agent.EnteredReviewMode](), filled[agent.ExitedReviewMode]()
 	um.ID, am.ID, r.ID, ce.ID, fc.ID, p.ID = "i-um", "i-am", "i-r", "i-ce", "i-fc", "i-p"
-	return []agent.Item{&um, &am, &r, &ce, &fc, &p}
+	cc.ID, er.ID, xr.ID = "i-cc", "i-er", "i-xr"
+	return []agent.Item{&um, &am, &r, &ce, &fc, &p, &cc, &er, &xr}
 }
 
 func roundTrip(t *testing.T, rec Record) entry {
@@ -86,7 +88,7 @@ func roundTrip(t *testing.T, rec Record) entry {
 func TestCodecRoundTripEveryItemType(t *testing.T) {
 	items := allItems()
 	// The set of item types is closed; a new one must get a codec here.
-	if len(items) != 6 {
+	if len(items) != 9 {
 		t.Fatalf("%d item types", len(items))
 	}
 	for _, it := range items {
