@@ -94,6 +94,11 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 		}
 		sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
 		for _, de := range des {
+			if de.Type()&fs.ModeSymlink != 0 && !resolves(dir.real.child(de.Name())) {
+				// Codex reads each entry's metadata through its links and
+				// passes over one it cannot read without counting it.
+				continue
+			}
 			if entries == o.MaxEntries {
 				out.Truncated = true
 				return out, nil
@@ -128,6 +133,13 @@ func (s *Service) Walk(ctx context.Context, p execproto.FsWalkParams) (execproto
 		}
 	}
 	return out, nil
+}
+
+// resolves reports whether a symlink's target can be reached (inside the
+// roots, when there are any).
+func resolves(pl place) bool {
+	_, err := pl.stat()
+	return err == nil
 }
 
 func joinShown(dir, name string) string {

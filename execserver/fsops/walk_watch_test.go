@@ -222,3 +222,34 @@ func TestWatchLimitAndClose(t *testing.T) {
 	_, err = e.svc.WatchMissing(ctx, c, execproto.FsWatchMissingParams{WatchID: 4, Missing: []string{e.uri("m")}})
 	wantCode(t, err, CodeInternalError, "connection is closed")
 }
+
+// TestWalkMaxEntriesSkipsDanglingLinks: maxEntries counts what the walk
+// looked at, as Codex 0.169 counts it: a symlink to a file counts (though it
+// is not listed), a symlink whose target does not resolve does not, with or
+// without followDirectorySymlinks. Codex, with a dangling link second in a
+// directory and maxEntries 2, lists two entries where codexd listed one.
+func TestWalkMaxEntriesSkipsDanglingLinks(t *testing.T) {
+	e := newEnv(t)
+	e.write("d/a1", "")
+	e.symlink("nothing", "d/b2")
+	e.write("d/d4", "")
+	e.write("d/e5", "")
+	for _, follow := range []bool{false, true} {
+		res, err := e.walk("d", walkOpts(5, 100, 2, follow))
+		ok(t, err)
+		if got := e.shown(res); got != "d/a1:file d/d4:file" || !res.Truncated {
+			t.Errorf("follow=%v, dangling link: %s (truncated %v), want d/a1:file d/d4:file, truncated", follow, got, res.Truncated)
+		}
+	}
+	f := newEnv(t)
+	f.write("d/a1", "")
+	f.symlink("a1", "d/b2")
+	f.write("d/d4", "")
+	for _, follow := range []bool{false, true} {
+		res, err := f.walk("d", walkOpts(5, 100, 2, follow))
+		ok(t, err)
+		if got := f.shown(res); got != "d/a1:file" || !res.Truncated {
+			t.Errorf("follow=%v, link to a file: %s (truncated %v), want d/a1:file, truncated", follow, got, res.Truncated)
+		}
+	}
+}
