@@ -150,7 +150,9 @@ func (c *connection) registerProcess(mux *jsonrpc.Mux) {
 				// The child's stdin is gone (it exited, or stopped
 				// reading). Codex 0.169 queues the bytes and answers
 				// accepted all the same, on pipes and ttys alike; the
-				// bytes are lost either way.
+				// bytes are lost either way. (After process/terminate
+				// found it running, procs.ErrStdinTerminated is the
+				// -32603 Codex answers.)
 				return execproto.ProcessWriteResponse{Status: execproto.WriteAccepted}, nil
 			}
 			if err != nil {

@@ -34,6 +34,11 @@ var (
 	// ErrStdinWrite: the process's stdin is gone (it closed, or an earlier
 	// write failed). Message "failed to write to process stdin".
 	ErrStdinWrite = errors.New("failed to write to process stdin")
+	// ErrStdinTerminated: a write to a process after process/terminate
+	// found it running. Codex refuses it with the same message as
+	// ErrStdinWrite, but as an error (-32603), where a write after the
+	// process went away by itself is accepted and dropped.
+	ErrStdinTerminated = errors.New("stdin of a terminated process")
 	// ErrSignal: the signal could not be delivered. Message
 	// "failed to signal process: <os error>".
 	ErrSignal = errors.New("failed to signal process")
@@ -81,6 +86,10 @@ func errCancelled(id string) error {
 	return newError(ErrStartCancelled, id, "process "+id+" start was cancelled", nil)
 }
 
+func errStdinTerminated(id string) error {
+	return newError(ErrStdinTerminated, id, ErrStdinWrite.Error(), nil)
+}
+
 func errStdinWrite(id string) error {
 	return newError(ErrStdinWrite, id, ErrStdinWrite.Error(), nil)
 }
@@ -118,7 +127,7 @@ func (e *Error) RPCCode() int64 {
 	switch e.Kind {
 	case ErrEmptyArgv, ErrEmptyWriteID:
 		return -32602
-	case ErrSpawn, ErrStdinWrite, ErrSignal, ErrManagerClosed:
+	case ErrSpawn, ErrStdinWrite, ErrStdinTerminated, ErrSignal, ErrManagerClosed:
 		return -32603
 	}
 	return -32600

@@ -104,6 +104,7 @@ type Process struct {
 	closedSeq      uint64
 	openStreams    int
 	reaped         bool          // once set, pid may be reused: never signal it
+	terminated     bool          // Terminate found it running: writes fail from then on
 	cgroup         string        // its cgroup's directory (Config.CgroupRoot), or ""
 	changed        chan struct{} // closed and replaced on every new event
 
@@ -309,6 +310,9 @@ func (p *Process) Terminate() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	running := !p.exited
+	if running {
+		p.terminated = true
+	}
 	if !p.closed {
 		_ = killCgroup(p.cgroup)
 		p.signalGroup(unix.SIGKILL)
@@ -371,6 +375,12 @@ func (p *Process) Write(ctx context.Context, writeID string, data []byte) (Write
 	defer p.wmu.Unlock()
 	if p.writeIDs.contains(writeID) {
 		return WriteAccepted, nil
+	}
+	p.mu.Lock()
+	terminated := p.terminated
+	p.mu.Unlock()
+	if terminated {
+		return "", errStdinTerminated(p.id)
 	}
 	select {
 	case <-p.writerDone:

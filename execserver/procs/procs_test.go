@@ -340,7 +340,8 @@ func TestWriteDedupeAndStdinClosed(t *testing.T) {
 	}
 	p.Terminate()
 	<-p.Done()
-	if _, err := m.Write(ctx, "w", "w4", []byte("x")); !errors.Is(err, ErrStdinWrite) || err.Error() != "failed to write to process stdin" {
+	// Terminated while running: the write fails (TestWriteAfterTerminateFails).
+	if _, err := m.Write(ctx, "w", "w4", []byte("x")); !errors.Is(err, ErrStdinTerminated) || err.Error() != "failed to write to process stdin" {
 		t.Fatalf("write after close: %v", err)
 	}
 	// A write id already accepted is still acknowledged.
@@ -919,5 +920,31 @@ func waitUnpinned(t *testing.T, m *Manager, ctx context.Context) {
 		case <-ctx.Done():
 			t.Fatalf("%d leaders still unreaped", n)
 		}
+	}
+}
+
+// TestWriteAfterTerminateFails: once a running process is terminated, a
+// write to its stdin fails (Codex 0.169 answers -32603 "failed to write to
+// process stdin", on pipes and ttys, before and after it closes), unlike a
+// write after a process exited on its own, which is accepted and lost.
+func TestWriteAfterTerminateFails(t *testing.T) {
+	m := newManager(t, Config{})
+	ctx := deadline(t, 10*time.Second)
+	for _, tty := range []bool{false, true} {
+		id := fmt.Sprintf("t-%v", tty)
+		p := start(t, m, StartOptions{ID: id, PipeStdin: !tty, TTY: tty, Argv: []string{"cat"}})
+		if !p.Terminate() {
+			t.Fatalf("%s: terminate of a running cat reported it not running", id)
+		}
+		check := func(when string) {
+			_, err := m.Write(ctx, id, "w-"+when, []byte("x\n"))
+			var pe *Error
+			if !errors.Is(err, ErrStdinTerminated) || err.Error() != "failed to write to process stdin" || !errors.As(err, &pe) || pe.RPCCode() != -32603 {
+				t.Fatalf("%s: write %s terminate: %v", id, when, err)
+			}
+		}
+		check("right after")
+		<-p.Done()
+		check("after the close of")
 	}
 }
