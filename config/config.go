@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/codexd/codexd/execenv"
 )
 
 // FileName is the config file's name inside CODEX_HOME.
@@ -66,6 +68,11 @@ type Config struct {
 	ProjectDocMaxBytes int
 	// ProjectDocFallbackFilenames are read where AGENTS.md is missing.
 	ProjectDocFallbackFilenames []string
+
+	// ShellEnvironment is [shell_environment_policy]: the environment the
+	// agent's commands get (package execenv builds it). Unset keys keep
+	// execenv's zero values: inherit everything, default excludes applied.
+	ShellEnvironment execenv.Policy
 
 	// Raw is the whole TOML tree with the -c overrides applied, unknown
 	// keys included, for callers that report the config (config/read).
@@ -232,6 +239,9 @@ func (cfg *Config) apply(fc *fileConfig, file string, opts LoadOptions) error {
 	if fc.ProjectDocFallbackFilenames != nil {
 		cfg.ProjectDocFallbackFilenames = fc.ProjectDocFallbackFilenames
 	}
+	if fc.ShellEnvironmentPolicy != nil {
+		cfg.ShellEnvironment = fc.ShellEnvironmentPolicy.policy()
+	}
 
 	profile := fc.Profile
 	if opts.Profile != "" {
@@ -334,4 +344,35 @@ type fileConfig struct {
 	ProjectDocMaxBytes          *count                  `toml:"project_doc_max_bytes"`
 	ProjectDocFallbackFilenames []string                `toml:"project_doc_fallback_filenames"`
 	OpenAIBaseURL               *string                 `toml:"openai_base_url"`
+	ShellEnvironmentPolicy      *shellEnvironmentPolicy `toml:"shell_environment_policy"`
+}
+
+// shellEnvironmentPolicy is the [shell_environment_policy] table as Codex
+// 0.169 reads it (its `filters` and experimental_use_profile are not read).
+type shellEnvironmentPolicy struct {
+	Inherit               *envInherit       `toml:"inherit"`
+	IgnoreDefaultExcludes *bool             `toml:"ignore_default_excludes"`
+	Exclude               []string          `toml:"exclude"`
+	Set                   map[string]string `toml:"set"`
+	IncludeOnly           []string          `toml:"include_only"`
+}
+
+type envInherit execenv.Inherit
+
+var envInherits = []string{"all", "core", "none"}
+
+// UnmarshalText accepts Codex's three values.
+func (i *envInherit) UnmarshalText(b []byte) error {
+	return setEnum((*string)(i), string(b), envInherits)
+}
+
+func (t *shellEnvironmentPolicy) policy() execenv.Policy {
+	p := execenv.Policy{Inherit: execenv.InheritAll, Exclude: t.Exclude, Set: t.Set, IncludeOnly: t.IncludeOnly}
+	if t.Inherit != nil {
+		p.Inherit = execenv.Inherit(*t.Inherit)
+	}
+	if t.IgnoreDefaultExcludes != nil {
+		p.IgnoreDefaultExcludes = *t.IgnoreDefaultExcludes
+	}
+	return p
 }

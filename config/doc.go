@@ -6,7 +6,8 @@
 // commands: the model and its provider (the [model_providers.NAME] tables,
 // merged with the built-in providers), the approval policy, the sandbox mode
 // and its [sandbox_workspace_write] table, reasoning and verbosity settings,
-// instructions, project-doc limits and [profiles.NAME]. Every other key is
+// instructions, project-doc limits, [shell_environment_policy] (as an
+// execenv.Policy) and [profiles.NAME]. Every other key is
 // ignored, as Codex ignores keys it does not use, so a config written for
 // Codex (with [features], [tui], [mcp_servers] and so on) loads as it is.
 // A known key of the wrong type or with an unknown value is an *Error that

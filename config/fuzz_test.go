@@ -25,6 +25,9 @@ func FuzzParse(f *testing.F) {
 		if _, ok := cfg.Providers[cfg.ModelProvider]; !ok || cfg.Provider.ID != cfg.ModelProvider {
 			t.Fatalf("provider %q not resolved: %+v", cfg.ModelProvider, cfg.Provider)
 		}
+		if err := cfg.ShellEnvironment.Validate(); err != nil {
+			t.Fatalf("shell_environment_policy: %v", err)
+		}
 		if cfg.Provider.RequestMaxRetries > 100 || cfg.Provider.StreamMaxRetries > 100 || cfg.Provider.StreamIdleTimeout < 0 {
 			t.Fatalf("limits: %+v", cfg.Provider)
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
 	"github.com/codexd/codexd/execclient"
+	"github.com/codexd/codexd/execenv"
 	"github.com/codexd/codexd/store"
 )
 
@@ -84,6 +85,13 @@ type Config struct {
 	// Compaction holds config.toml's compaction settings: the window,
 	// the auto-compact limit and the prompt.
 	Compaction compaction.Options
+	// ShellEnvironment is the policy the commands' environment is built by
+	// (config.toml's [shell_environment_policy]); see package execenv.
+	ShellEnvironment execenv.Policy
+	// SecretEnvVars are variables no command gets, whatever
+	// ShellEnvironment says: the model providers' credentials (each
+	// env_key and the variables of env_http_headers).
+	SecretEnvVars []string
 	// Store keeps threads (rollouts and their index); nil keeps nothing,
 	// as if every thread were ephemeral. The core closes it in Close.
 	Store  store.Store
@@ -288,7 +296,7 @@ func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.It
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		origin: originator, noTools: noTools,
 	}
-	t.exec = newExecSessions(c.exec, c.cfg.Shell)
+	t.exec = newExecSessions(c.exec, c.cfg.Shell, func() map[string]string { return c.commandEnv(info.ID) })
 	t.q = newEventQueue(func(ev agent.Event) {
 		t.turns.apply(ev)
 		t.rec.Event(ev)

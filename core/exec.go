@@ -13,6 +13,7 @@ import (
 
 	"github.com/codexd/codexd/core/tools"
 	"github.com/codexd/codexd/execclient"
+	"github.com/codexd/codexd/execenv"
 )
 
 // execSessions are a thread's unified-exec processes: commands started by
@@ -20,13 +21,14 @@ import (
 type execSessions struct {
 	dial   func(ctx context.Context) (*execclient.Client, error)
 	shellP string
+	env    func() map[string]string
 
 	mu    sync.Mutex
 	procs map[int]*execProc
 }
 
-func newExecSessions(dial func(ctx context.Context) (*execclient.Client, error), shell string) *execSessions {
-	return &execSessions{dial: dial, shellP: shell, procs: map[int]*execProc{}}
+func newExecSessions(dial func(ctx context.Context) (*execclient.Client, error), shell string, env func() map[string]string) *execSessions {
+	return &execSessions{dial: dial, shellP: shell, env: env, procs: map[int]*execProc{}}
 }
 
 func (e *execSessions) shell() string { return e.shellP }
@@ -65,29 +67,25 @@ type chunk struct {
 
 const maxAggregated = 1 << 20
 
-// unifiedExecEnv is what Codex sets for every command: no colours, no
-// pagers, a UTF-8 locale.
+// unifiedExecEnv is what Codex sets for every command, after the policy:
+// no colours, no pagers, a UTF-8 locale.
 var unifiedExecEnv = [][2]string{
 	{"NO_COLOR", "1"}, {"TERM", "dumb"}, {"LANG", "C.UTF-8"}, {"LC_CTYPE", "C.UTF-8"},
 	{"LC_ALL", "C.UTF-8"}, {"COLORTERM", ""}, {"PAGER", "cat"}, {"GIT_PAGER", "cat"},
 	{"GH_PAGER", "cat"}, {"CODEX_CI", "1"},
 }
 
-// commandEnv is the environment of a command: this process's, without
-// variables whose names suggest secrets (Codex's default excludes: *KEY*,
-// *SECRET*, *TOKEN*), plus unifiedExecEnv.
-func commandEnv() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		u := strings.ToUpper(k)
-		if strings.Contains(u, "KEY") || strings.Contains(u, "SECRET") || strings.Contains(u, "TOKEN") {
-			continue
-		}
-		env[k] = v
+// threadIDEnvVar tells a command which thread ran it, as Codex does.
+const threadIDEnvVar = "CODEX_THREAD_ID"
+
+// commandEnv is the environment of a command of thread id: this process's
+// through the shell environment policy, the providers' credentials always
+// removed, then CODEX_THREAD_ID and unifiedExecEnv. An empty id sets no
+// CODEX_THREAD_ID.
+func (c *Core) commandEnv(id string) map[string]string {
+	env := execenv.Build(os.Environ(), c.cfg.ShellEnvironment, c.cfg.SecretEnvVars)
+	if id != "" {
+		env[threadIDEnvVar] = id
 	}
 	for _, kv := range unifiedExecEnv {
 		env[kv[0]] = kv[1]
@@ -157,7 +155,7 @@ func (e *execSessions) start(ctx context.Context, id int, itemID string, argv []
 	if err != nil {
 		return nil, err
 	}
-	proc, err := c.Start(ctx, execclient.StartOptions{Argv: argv, Cwd: cwd, Env: commandEnv(), TTY: tty})
+	proc, err := c.Start(ctx, execclient.StartOptions{Argv: argv, Cwd: cwd, Env: e.env(), TTY: tty})
 	if err != nil {
 		return nil, err
 	}

@@ -107,7 +107,16 @@ func ConfigFrom(s Setup) (Config, error) {
 		return Config{}, err
 	}
 	providers := map[string]*Provider{}
+	var secrets []string
 	for id, p := range c.Providers {
+		// Every provider's credentials, not only the selected one's: a
+		// thread can switch provider, and a command must not read any.
+		if p.EnvKey != "" {
+			secrets = append(secrets, p.EnvKey)
+		}
+		for _, v := range p.EnvHTTPHeaders {
+			secrets = append(secrets, v)
+		}
 		if p.Builtin == config.BuiltinMock && p.BaseURL == "" {
 			p.BaseURL = s.MockURL
 		}
@@ -130,6 +139,7 @@ func ConfigFrom(s Setup) (Config, error) {
 		ExecDialer: s.ExecDialer, Sandbox: sb, Store: s.Store, ApplyPatchTool: true,
 		BaseInstructions: base, DeveloperInstructions: dev, ProjectDocMaxBytes: docs,
 		Originator: s.Originator, CliVersion: s.CliVersion, ConfigFile: c.File, Logger: s.Logger,
-		Compaction: comp,
+		Compaction:       comp,
+		ShellEnvironment: c.ShellEnvironment, SecretEnvVars: secrets,
 	}, nil
 }

@@ -38,9 +38,9 @@ func (w writeRoots) allows(path string) bool {
 }
 
 // sandboxRoots resolves the writable roots of s through fsys (the
-// exec-server's filesystem), with the commands' $TMPDIR. Read-only (or an
-// unknown mode) writes nowhere.
-func sandboxRoots(ctx context.Context, fsys execFS, s agent.Settings) writeRoots {
+// exec-server's filesystem), with the commands' $TMPDIR (env is their
+// environment). Read-only (or an unknown mode) writes nowhere.
+func sandboxRoots(ctx context.Context, fsys execFS, s agent.Settings, env map[string]string) writeRoots {
 	switch s.Sandbox.Mode {
 	case agent.SandboxDangerFullAccess, agent.SandboxExternal:
 		return writeRoots{all: true}
@@ -52,7 +52,6 @@ func sandboxRoots(ctx context.Context, fsys execFS, s agent.Settings) writeRoots
 		Mode: sandbox.WorkspaceWrite, Cwd: s.Cwd, WritableRoots: s.Sandbox.WritableRoots,
 		ExcludeTmpdirEnvVar: s.Sandbox.ExcludeTmpdirEnvVar, ExcludeSlashTmp: s.Sandbox.ExcludeSlashTmp,
 	}
-	env := commandEnv()
 	return writeRoots{roots: p.ResolveWritableRootsOn(sandbox.Host{
 		Getenv: func(k string) string { return env[k] },
 		Stat: func(path string) (fs.FileMode, error) {

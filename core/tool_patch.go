@@ -56,7 +56,7 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 	var roots *writeRoots
 	rootsOf := func() writeRoots {
 		if roots == nil {
-			w := realRoots(tr.ctx, fsys, sandboxRoots(tr.ctx, fsys, tr.settings))
+			w := realRoots(tr.ctx, fsys, sandboxRoots(tr.ctx, fsys, tr.settings, t.core.commandEnv(t.id)))
 			roots = &w
 		}
 		return *roots
