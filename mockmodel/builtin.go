@@ -27,6 +27,7 @@ var Markers = []struct{ Marker, Does string }{
 	{"MOCK:fail", "streams response.failed (server_error)"},
 	{"MOCK:cut", "closes the connection in the middle of the answer"},
 	{"MOCK:stall", "sends one delta, then nothing, holding the connection until the client leaves"},
+	{"MOCK:window=N", "fails any request of this conversation past N tokens (4 bytes a token) with context_length_exceeded (as --context-window)"},
 }
 
 // DefaultCommand is what the default script asks to run.

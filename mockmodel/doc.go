@@ -9,9 +9,15 @@
 //  1. the rules of a [Script] (a JSON file, see below), in order;
 //  2. a request that asks for structured output (text.format json_schema)
 //     gets a JSON value that fits the schema (Codex's title job uses one);
-//  3. a marker in the latest user messages, such as MOCK:slow or
+//  3. a request past the window (Options.ContextWindow, or MOCK:window=N
+//     in a user message) fails with context_length_exceeded; a compaction
+//     request (its last input a user message asking for a checkpoint
+//     summary) gets a summary; a review request (instructions asking for
+//     the findings format, "overall_correctness") runs `git status --short
+//     && git diff`, then answers findings JSON in Codex's format;
+//  4. a marker in the latest user messages, such as MOCK:slow or
 //     MOCK:exec CMD (see [Markers]);
-//  4. the default script: ask for a command with exec_command, then, when
+//  5. the default script: ask for a command with exec_command, then, when
 //     its output comes back as a function_call_output, stream an answer
 //     that quotes it. A request whose tools include no exec_command is
 //     answered with plain text instead.

@@ -11,6 +11,8 @@ import (
 // error body must be JSON too.
 func FuzzRespond(f *testing.F) {
 	f.Add([]byte(`{"rules":[{"when":{"request":1},"respond":{"status":429}}]}`), []byte(`{"input":[]}`))
+	f.Add([]byte(`{}`), []byte(`{"input":[{"type":"message","role":"user","content":"Context checkpoint: summarise"}]}`))
+	f.Add([]byte(`{}`), []byte(`{"instructions":"overall_correctness","input":[{"type":"message","role":"user","content":"MOCK:window=1 review"}]}`))
 	f.Fuzz(func(t *testing.T, script, body []byte) {
 		sc, err := ParseScript(script)
 		if err != nil {

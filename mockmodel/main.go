@@ -12,7 +12,7 @@ import (
 	"syscall"
 )
 
-const usage = `usage: codexd mock-model [--listen HOST:PORT] [--script FILE] [--quiet]
+const usage = `usage: codexd mock-model [--listen HOST:PORT] [--script FILE] [--context-window N] [--quiet]
 
 Serves a mock OpenAI Responses API (POST /v1/responses, streamed as
 server-sent events) for running Codex or codexd offline. Prints the base URL
@@ -21,10 +21,16 @@ stdout, then serves until SIGINT or SIGTERM. Requests are logged on stderr.
 
   --listen HOST:PORT   address to listen on (default 127.0.0.1:0, any free port)
   --script FILE        JSON rules tried before the built-in behaviour
+  --context-window N   fail a request past N tokens (4 bytes a token) with
+                       context_length_exceeded, as a real model does
   --quiet              do not log requests
 
 Built-in behaviour: a request for structured output gets JSON that fits its
-schema; a marker in the prompt picks a behaviour; otherwise the model runs
+schema; a compaction request (a "checkpoint" prompt asking for a summary)
+gets a summary; a review request (instructions asking for the findings
+format, "overall_correctness") gets findings JSON after one look at
+` + "`git status` and `git diff`" + `; a marker in the prompt picks a behaviour;
+otherwise the model runs
 exec_command ("` + DefaultCommand + `") and then quotes its output.
 Markers:
 `
@@ -57,6 +63,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:0", "")
 	scriptPath := fs.String("script", "", "")
 	quiet := fs.Bool("quiet", false, "")
+	window := fs.Int64("context-window", 0, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout)
@@ -68,7 +75,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
 	addr := strings.TrimPrefix(strings.TrimPrefix(*listen, "http://"), "tcp://")
-	opts := Options{}
+	if *window < 0 {
+		return usageError(stderr, "--context-window must not be negative")
+	}
+	opts := Options{ContextWindow: *window}
 	if *scriptPath != "" {
 		sc, err := LoadScript(*scriptPath)
 		if err != nil {

@@ -167,6 +167,7 @@ type request struct {
 	n       int
 	body    []byte
 	model   string
+	instr   string // the request's instructions member
 	input   []inputItem
 	tools   []string
 	schema  json.RawMessage // text.format.schema, when json_schema
@@ -186,9 +187,10 @@ type inputItem struct {
 func parseRequest(n int, body []byte) *request {
 	r := &request{n: n, body: body}
 	var w struct {
-		Model string      `json:"model"`
-		Input []inputItem `json:"input"`
-		Tools []struct {
+		Model        string      `json:"model"`
+		Instructions string      `json:"instructions"`
+		Input        []inputItem `json:"input"`
+		Tools        []struct {
 			Type string `json:"type"`
 			Name string `json:"name"`
 		} `json:"tools"`
@@ -203,7 +205,7 @@ func parseRequest(n int, body []byte) *request {
 		return r
 	}
 	r.decoded = true
-	r.model, r.input = w.Model, w.Input
+	r.model, r.input, r.instr = w.Model, w.Input, w.Instructions
 	for _, t := range w.Tools {
 		r.tools = append(r.tools, t.Name)
 	}

@@ -24,6 +24,11 @@ type Options struct {
 	Script *Script
 	// Logf, if set, gets one line per request.
 	Logf func(format string, args ...any)
+	// ContextWindow, when positive, is the model's window in tokens: a
+	// request estimated past it (a token for every 4 bytes of the body)
+	// fails with context_length_exceeded. MOCK:window=N sets it per
+	// request.
+	ContextWindow int64
 }
 
 // Server is the mock model. It is an http.Handler; Start serves it on a
@@ -224,6 +229,9 @@ func (s *Server) choose(req *request) (Response, string) {
 			}
 		}
 		s.mu.Unlock()
+	}
+	if resp, label, ok := longContext(req, s.opts.ContextWindow); ok {
+		return resp, label
 	}
 	resp, label := builtin(req)
 	if label == "MOCK:429" {
