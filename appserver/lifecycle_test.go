@@ -1,6 +1,7 @@
 package appserver
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -135,4 +136,86 @@ func TestForkOfAnUnloadedThreadKeepsItsSettings(t *testing.T) {
 	e := third.dial("third")
 	e.initialize(nil)
 	check("the fork resumed", e.call(appproto.MethodThreadResume, map[string]any{"threadId": forkID}), threadCwd, appproto.SandboxWorkspaceWrite, "on-request")
+}
+
+// A cwd from a client is checked before anything is stored: a NUL byte is
+// refused with the error of Codex's fs/* methods, a relative cwd is taken
+// from the server's default cwd (Codex resolves it against its own), and
+// every cwd is stored cleaned. This holds for thread/start, thread/fork,
+// thread/resume, turn/start and thread/settings/update. Before, a NUL byte
+// or a relative path was stored as given, and every later command of the
+// thread failed.
+func TestClientCwdIsValidated(t *testing.T) {
+	home, serverCwd := t.TempDir(), t.TempDir()
+	r := newRealEnv(t, home, serverCwd)
+	c := r.dial("cwd")
+	c.initialize(map[string]any{"experimentalApi": true})
+	nul := func(method string, params map[string]any) {
+		t.Helper()
+		if err := c.callErr(method, params); err.Code != -32600 || err.Message != "file name contained an unexpected NUL byte" {
+			t.Fatalf("%s with a NUL in its cwd: %+v", method, err)
+		}
+	}
+	cwdOf := func(m *wmsg) string {
+		t.Helper()
+		return m.str(t, "/cwd")
+	}
+	nul(appproto.MethodThreadStart, map[string]any{"cwd": serverCwd + "/a\x00b"})
+	for in, want := range map[string]string{
+		"rel/dir":                 serverCwd + "/rel/dir",
+		".":                       serverCwd,
+		"":                        serverCwd,
+		serverCwd + "/x/../y/":    serverCwd + "/y",
+		"/" + serverCwd + "//z/.": serverCwd + "/z",
+	} {
+		if got := cwdOf(c.call(appproto.MethodThreadStart, map[string]any{"cwd": in})); got != want {
+			t.Fatalf("thread/start cwd %q: %q, want %q", in, got, want)
+		}
+	}
+	id := c.startThread(nil)
+	input := text("hello")
+	nul(appproto.MethodTurnStart, map[string]any{"threadId": id, "input": input, "cwd": "/x\x00"})
+	nul(appproto.MethodThreadSettingsUpdate, map[string]any{"threadId": id, "cwd": "\x00"})
+	nul(appproto.MethodThreadResume, map[string]any{"threadId": id, "cwd": "/\x00"})
+	c.call(appproto.MethodTurnStart, map[string]any{"threadId": id, "input": input, "cwd": "rel"})
+	c.note("turn/completed")
+	if got := r.srv.thread(id).th.Settings().Cwd; got != serverCwd+"/rel" {
+		t.Fatalf("after turn/start cwd rel: %q", got)
+	}
+	c.call(appproto.MethodThreadSettingsUpdate, map[string]any{"threadId": id, "cwd": "rel2"})
+	if got := c.note("thread/settings/updated").str(t, "/threadSettings/cwd"); got != serverCwd+"/rel2" {
+		t.Fatalf("thread/settings/updated cwd %q", got)
+	}
+	nul(appproto.MethodThreadFork, map[string]any{"threadId": id, "cwd": "a\x00"})
+	if got := cwdOf(c.call(appproto.MethodThreadFork, map[string]any{"threadId": id, "cwd": "rel3"})); got != serverCwd+"/rel3" {
+		t.Fatalf("thread/fork cwd rel3: %q", got)
+	}
+}
+
+// clientCwd either refuses a cwd or returns an absolute, clean path with
+// no NUL byte.
+func FuzzClientCwd(f *testing.F) {
+	for _, s := range []string{"", ".", "..", "rel/dir", "/a/../b", "//x//y/", "/a\x00b", "../../../../etc", "~"} {
+		f.Add(s)
+	}
+	srv, err := New(Config{Core: agenttest.New(agenttest.Options{}), Logger: discardLogger()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { srv.Close() })
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := srv.clientCwd(&in)
+		switch {
+		case err != nil:
+			if !strings.Contains(in, "\x00") {
+				t.Fatalf("%q refused: %v", in, err)
+			}
+		case got == nil:
+			if in != "" {
+				t.Fatalf("%q: no cwd", in)
+			}
+		case !filepath.IsAbs(*got) || filepath.Clean(*got) != *got || strings.Contains(*got, "\x00"):
+			t.Fatalf("%q stored as %q", in, *got)
+		}
+	})
 }

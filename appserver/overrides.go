@@ -40,7 +40,11 @@ func profileSandbox(id string) (agent.SandboxPolicy, bool) {
 // requirements do not allow.
 func (s *Server) overrides(r overrideReq) (agent.Overrides, error) {
 	var o agent.Overrides
-	o.Model, o.ModelProvider, o.Cwd, o.ApprovalsReviewer = r.model, r.provider, r.cwd, r.reviewer
+	cwd, err := s.clientCwd(r.cwd)
+	if err != nil {
+		return o, err
+	}
+	o.Model, o.ModelProvider, o.Cwd, o.ApprovalsReviewer = r.model, r.provider, cwd, r.reviewer
 	o.Personality, o.ServiceTier, o.ReasoningEffort, o.ReasoningSummary = r.personality, r.serviceTier, r.effort, r.summary
 	req := s.cfg.Requirements
 	if r.approval != nil && !r.approval.IsGranular() {
