@@ -131,12 +131,14 @@ type CommandExecutionRequestApprovalResponse struct {
 
 // FileChangeRequestApprovalParams ask to apply a file change.
 type FileChangeRequestApprovalParams struct {
-	ThreadID    string  `json:"threadId"`
-	TurnID      string  `json:"turnId"`
-	ItemID      string  `json:"itemId"`
-	StartedAtMs int64   `json:"startedAtMs"`
-	Reason      *string `json:"reason,omitempty"`
-	GrantRoot   *string `json:"grantRoot,omitempty"`
+	ThreadID    string `json:"threadId"`
+	TurnID      string `json:"turnId"`
+	ItemID      string `json:"itemId"`
+	StartedAtMs int64  `json:"startedAtMs"`
+	// Reason and GrantRoot are always sent, null when absent, as Codex
+	// does for this request (unlike the command approval's members).
+	Reason    *string `json:"reason"`
+	GrantRoot *string `json:"grantRoot"`
 }
 
 // FileChangeRequestApprovalResponse is the client's answer: "accept",

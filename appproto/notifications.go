@@ -160,27 +160,47 @@ type ServerRequestResolvedNotification struct {
 
 // Notification definitions, one per notification the server sends.
 var (
-	ThreadStarted             = jsonrpc.Notification[ThreadStartedNotification]("thread/started")
-	ThreadStatusChanged       = jsonrpc.Notification[ThreadStatusChangedNotification]("thread/status/changed")
-	ThreadArchived            = jsonrpc.Notification[ThreadIDNotification]("thread/archived")
-	ThreadUnarchived          = jsonrpc.Notification[ThreadIDNotification]("thread/unarchived")
-	ThreadClosed              = jsonrpc.Notification[ThreadIDNotification]("thread/closed")
-	ThreadNameUpdated         = jsonrpc.Notification[ThreadNameUpdatedNotification]("thread/name/updated")
-	ThreadSettingsUpdated     = jsonrpc.Notification[ThreadSettingsUpdatedNotification]("thread/settings/updated")
-	ThreadTokenUsageUpdated   = jsonrpc.Notification[ThreadTokenUsageUpdatedNotification]("thread/tokenUsage/updated")
-	TurnStarted               = jsonrpc.Notification[TurnNotification]("turn/started")
-	TurnCompletedN            = jsonrpc.Notification[TurnNotification]("turn/completed")
-	ItemStarted               = jsonrpc.Notification[ItemStartedNotification]("item/started")
-	ItemCompleted             = jsonrpc.Notification[ItemCompletedNotification]("item/completed")
-	AgentMessageDelta         = jsonrpc.Notification[DeltaNotification]("item/agentMessage/delta")
-	CommandOutputDelta        = jsonrpc.Notification[DeltaNotification]("item/commandExecution/outputDelta")
-	ReasoningSummaryTextDelta = jsonrpc.Notification[ReasoningSummaryTextDeltaNotification]("item/reasoning/summaryTextDelta")
-	ReasoningSummaryPartAdded = jsonrpc.Notification[ReasoningSummaryPartAddedNotification]("item/reasoning/summaryPartAdded")
-	ReasoningTextDelta        = jsonrpc.Notification[ReasoningTextDeltaNotification]("item/reasoning/textDelta")
-	TurnPlanUpdated           = jsonrpc.Notification[TurnPlanUpdatedNotification]("turn/plan/updated")
-	TurnDiffUpdated           = jsonrpc.Notification[TurnDiffUpdatedNotification]("turn/diff/updated")
-	Error                     = jsonrpc.Notification[ErrorNotification]("error")
-	Warning                   = jsonrpc.Notification[WarningNotification]("warning")
-	ServerRequestResolved     = jsonrpc.Notification[ServerRequestResolvedNotification]("serverRequest/resolved")
-	CommandExecOutputDelta    = jsonrpc.Notification[CommandExecOutputDeltaNotification]("command/exec/outputDelta")
+	ThreadStarted              = jsonrpc.Notification[ThreadStartedNotification]("thread/started")
+	ThreadStatusChanged        = jsonrpc.Notification[ThreadStatusChangedNotification]("thread/status/changed")
+	ThreadArchived             = jsonrpc.Notification[ThreadIDNotification]("thread/archived")
+	ThreadUnarchived           = jsonrpc.Notification[ThreadIDNotification]("thread/unarchived")
+	ThreadClosed               = jsonrpc.Notification[ThreadIDNotification]("thread/closed")
+	ThreadNameUpdated          = jsonrpc.Notification[ThreadNameUpdatedNotification]("thread/name/updated")
+	ThreadSettingsUpdated      = jsonrpc.Notification[ThreadSettingsUpdatedNotification]("thread/settings/updated")
+	ThreadTokenUsageUpdated    = jsonrpc.Notification[ThreadTokenUsageUpdatedNotification]("thread/tokenUsage/updated")
+	TurnStarted                = jsonrpc.Notification[TurnNotification]("turn/started")
+	TurnCompletedN             = jsonrpc.Notification[TurnNotification]("turn/completed")
+	ItemStarted                = jsonrpc.Notification[ItemStartedNotification]("item/started")
+	ItemCompleted              = jsonrpc.Notification[ItemCompletedNotification]("item/completed")
+	AgentMessageDelta          = jsonrpc.Notification[DeltaNotification]("item/agentMessage/delta")
+	CommandOutputDelta         = jsonrpc.Notification[DeltaNotification]("item/commandExecution/outputDelta")
+	ReasoningSummaryTextDelta  = jsonrpc.Notification[ReasoningSummaryTextDeltaNotification]("item/reasoning/summaryTextDelta")
+	ReasoningSummaryPartAdded  = jsonrpc.Notification[ReasoningSummaryPartAddedNotification]("item/reasoning/summaryPartAdded")
+	ReasoningTextDelta         = jsonrpc.Notification[ReasoningTextDeltaNotification]("item/reasoning/textDelta")
+	TurnPlanUpdated            = jsonrpc.Notification[TurnPlanUpdatedNotification]("turn/plan/updated")
+	TurnDiffUpdated            = jsonrpc.Notification[TurnDiffUpdatedNotification]("turn/diff/updated")
+	Error                      = jsonrpc.Notification[ErrorNotification]("error")
+	Warning                    = jsonrpc.Notification[WarningNotification]("warning")
+	ServerRequestResolved      = jsonrpc.Notification[ServerRequestResolvedNotification]("serverRequest/resolved")
+	CommandExecOutputDelta     = jsonrpc.Notification[CommandExecOutputDeltaNotification]("command/exec/outputDelta")
+	RemoteControlStatusChanged = jsonrpc.Notification[RemoteControlStatusChangedNotification]("remoteControl/status/changed")
+	ThreadReadStateChanged     = jsonrpc.Notification[ThreadReadStateChangedNotification]("thread/readState/changed")
 )
+
+// RemoteControlStatusChangedNotification reports the remote-control
+// connection's status and the server's remote identity. codexd has no
+// remote control: it reports "disabled" after initialize, as Codex does
+// when remote control is off.
+type RemoteControlStatusChangedNotification struct {
+	Status         string  `json:"status"` // "disabled", "connecting", "connected", "errored"
+	ServerName     string  `json:"serverName"`
+	InstallationID string  `json:"installationId"`
+	EnvironmentID  *string `json:"environmentId"`
+}
+
+// ThreadReadStateChangedNotification reports a thread's new read state to
+// its subscribers.
+type ThreadReadStateChangedNotification struct {
+	ThreadID  string          `json:"threadId"`
+	ReadState ThreadReadState `json:"readState"`
+}

@@ -31,18 +31,41 @@ func (s *Server) initialize(ctx context.Context, c *call, p appproto.InitializeP
 	default:
 		s.originator = p.ClientInfo.Name
 	}
-	originator := s.originator
 	s.mu.Unlock()
-	if originator == "" {
-		originator = "codex_cli_rs"
-	}
-	return appproto.InitializeResponse{
+	originator := s.originatorName()
+	resp := appproto.InitializeResponse{
 		UserAgent: fmt.Sprintf("%s/%s (%s; %s) %s (%s; %s)", originator, Version, osInfo(), arch(), terminal(),
 			p.ClientInfo.Name, p.ClientInfo.Version),
 		CodexHome:      s.core.Config().CodexHome,
 		PlatformFamily: "unix",
 		PlatformOs:     runtime.GOOS,
-	}, nil
+	}
+	// As Codex with remote control off: the answer, then the status.
+	c.respond(resp, nil)
+	c.sess.send(newNote(appproto.RemoteControlStatusChanged.Name(), appproto.RemoteControlStatusChangedNotification{
+		Status: "disabled", ServerName: hostname(), InstallationID: s.installationID}))
+	return resp, errDeferred
+}
+
+// hostname is the server's name in remoteControl/status/changed.
+var hostname = sync.OnceValue(func() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "localhost"
+	}
+	return h
+})
+
+// originatorName is the process-wide originator: the name the first
+// client gave, or Codex's default. Threads record it (thread.originator)
+// and send it to the model provider, as Codex does.
+func (s *Server) originatorName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.originator == "" {
+		return "codex_cli_rs"
+	}
+	return s.originator
 }
 
 // validHeaderValue reports whether v may be an HTTP header value (Codex

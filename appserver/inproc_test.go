@@ -162,7 +162,8 @@ func normalize(t *testing.T, v jsontext.Value) string {
 // notifications from identical requests.
 func TestInProcessMatchesJSON(t *testing.T) {
 	run := func(inproc bool) []string {
-		e := newEnv(t, agenttest.Options{}, Config{})
+		// One installation for both runs (remoteControl/status/changed).
+		e := newEnv(t, agenttest.Options{}, Config{InstallationID: "0c0a8e8e-3f5e-4c39-9a4e-1f2d3c4b5a69"})
 		first := true
 		e.core.SetTurn(func(tn *agenttest.Turn) {
 			if first {

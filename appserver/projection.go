@@ -382,3 +382,21 @@ func wireUsage(u agent.TokenUsageInfo) appproto.ThreadTokenUsage {
 	}
 	return out
 }
+
+// listEntry is a stored thread as thread/list shows it: as stored, with
+// the live status of a loaded thread and, as in Codex, the environments it
+// runs in (null for a thread that is not loaded); canAcceptDirectInput
+// stays null in a listing.
+func (s *Server) listEntry(info agent.ThreadInfo) appproto.Thread {
+	status := appproto.ThreadStatus{Type: appproto.StatusNotLoaded}
+	var envs *[]appproto.ThreadEnvironment
+	if t := s.thread(info.ID); t != nil {
+		t.mu.Lock()
+		status = t.st.status
+		envs = ptr(environments(t.st.settings.Cwd))
+		t.mu.Unlock()
+	}
+	th := wireThread(info, status, nil, nil)
+	th.Environments = envs
+	return th
+}

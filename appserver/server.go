@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/execserver/fsops"
@@ -54,7 +56,11 @@ type Config struct {
 	// Requirements are managed constraints on the settings clients may
 	// choose; nil means none.
 	Requirements *Requirements
-	Logger       *slog.Logger
+	// InstallationID is the installation's id, reported in
+	// remoteControl/status/changed (Codex keeps it in
+	// $CODEX_HOME/installation_id); empty means a fresh one per server.
+	InstallationID string
+	Logger         *slog.Logger
 }
 
 // Requirements constrain what turn/start and thread/start may override,
@@ -82,11 +88,13 @@ type Server struct {
 	sessions   map[*session]struct{}
 	threads    map[string]*thread
 	originator string // the first client's name: Codex's process-wide originator
-	nextSessID uint64
-	closed     bool
-	handlers   map[string]*handler // set by New, read-only after
-	conns      sync.WaitGroup      // served connections
-	listeners  sync.WaitGroup      // thread listeners
+	// installationID is Config.InstallationID, or a fresh UUID.
+	installationID string
+	nextSessID     uint64
+	closed         bool
+	handlers       map[string]*handler // set by New, read-only after
+	conns          sync.WaitGroup      // served connections
+	listeners      sync.WaitGroup      // thread listeners
 
 	// sandboxCheck says whether this kernel can enforce a sandbox mode
 	// (sandbox.Check; tests replace it).
@@ -127,6 +135,10 @@ func New(cfg Config) (*Server, error) {
 		handlers: make(map[string]*handler),
 
 		sandboxCheck: sandbox.Check,
+	}
+	s.installationID = cfg.InstallationID
+	if s.installationID == "" {
+		s.installationID = uuid.NewString()
 	}
 	s.registerAll()
 	return s, nil

@@ -309,9 +309,3 @@ func (s *session) slowPeer() {
 		s.srv.log.Warn("app-server: disconnecting a client too slow to read", "client", name)
 	}
 }
-
-func (s *session) clientName() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.clientName
-}

@@ -41,7 +41,7 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	}
 	l, err := s.core.StartThread(ctx, agent.StartOptions{Overrides: o, Ephemeral: deref(p.Ephemeral), Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
-		Originator: c.sess.clientName(), NoTools: noTools})
+		Originator: s.originatorName(), NoTools: noTools})
 	if err != nil {
 		return appproto.ThreadStartResponse{}, coreError(err)
 	}
@@ -202,7 +202,7 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 	}
 	l, err := s.core.ForkThread(ctx, id, agent.StartOptions{Overrides: o, Ephemeral: p.Ephemeral, Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
-		Originator: c.sess.clientName(), NoTools: noTools})
+		Originator: s.originatorName(), NoTools: noTools})
 	if errors.Is(err, agent.ErrThreadNotFound) {
 		return appproto.ThreadForkResponse{}, invalidRequest("no rollout found for thread id " + id)
 	} else if err != nil {
@@ -327,13 +327,7 @@ func (s *Server) threadList(ctx context.Context, c *call, p appproto.ThreadListP
 	}
 	resp := appproto.ThreadListResponse{Data: make([]appproto.Thread, 0, len(page.Threads)), NextCursor: optString(page.NextCursor)}
 	for _, info := range page.Threads {
-		status := appproto.ThreadStatus{Type: appproto.StatusNotLoaded}
-		if t := s.thread(info.ID); t != nil {
-			t.mu.Lock()
-			status = t.st.status
-			t.mu.Unlock()
-		}
-		resp.Data = append(resp.Data, wireThread(info, status, nil, nil))
+		resp.Data = append(resp.Data, s.listEntry(info))
 	}
 	return resp, nil
 }

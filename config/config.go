@@ -52,7 +52,8 @@ type Config struct {
 
 	// ReasoningEffort is empty for the model's default.
 	ReasoningEffort ReasoningEffort
-	// ReasoningSummary defaults to "auto".
+	// ReasoningSummary is empty unless set (the model is then asked for
+	// "auto"); as in Codex, a thread reports no summary it was not given.
 	ReasoningSummary ReasoningSummary
 	// Verbosity is empty unless set.
 	Verbosity Verbosity
@@ -193,7 +194,6 @@ func Parse(data []byte, file string, opts LoadOptions) (*Config, error) {
 		ModelProvider:      BuiltinOpenAI,
 		ApprovalPolicy:     ApprovalOnRequest,
 		SandboxMode:        SandboxReadOnly,
-		ReasoningSummary:   "auto",
 		ProjectDocMaxBytes: DefaultProjectDocMaxBytes,
 		Raw:                raw,
 	}

@@ -92,7 +92,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.ModelProvider != "openai" || cfg.ApprovalPolicy != ApprovalOnRequest || cfg.SandboxMode != SandboxReadOnly ||
-		cfg.ReasoningSummary != "auto" || cfg.ProjectDocMaxBytes != 32768 || cfg.Model != "" {
+		cfg.ReasoningSummary != "" || cfg.ProjectDocMaxBytes != 32768 || cfg.Model != "" {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	p := cfg.Provider

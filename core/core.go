@@ -242,8 +242,8 @@ func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent
 	now := time.Now()
 	info := agent.ThreadInfo{
 		ID: newUUIDv7(), Ephemeral: opts.Ephemeral, Model: s.Model, ModelProvider: s.ModelProvider,
-		Cwd: s.Cwd, Source: opts.Source, ThreadSource: opts.ThreadSource, CliVersion: c.cfg.CliVersion,
-		CreatedAt: now, UpdatedAt: now,
+		Cwd: s.Cwd, Source: opts.Source, ThreadSource: opts.ThreadSource, Originator: opts.Originator,
+		CliVersion: c.cfg.CliVersion, CreatedAt: now, UpdatedAt: now,
 	}
 	var rec recorder = nopRecorder{}
 	if c.cfg.Store != nil && !opts.Ephemeral {
@@ -416,8 +416,8 @@ func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOption
 	info := agent.ThreadInfo{
 		ID: newUUIDv7(), ForkedFromID: id, Preview: preview, Ephemeral: opts.Ephemeral,
 		Model: s.Model, ModelProvider: s.ModelProvider, Cwd: s.Cwd, Source: opts.Source,
-		ThreadSource: opts.ThreadSource, CliVersion: c.cfg.CliVersion, CreatedAt: now, UpdatedAt: now,
-		Materialized: len(history) > 0,
+		ThreadSource: opts.ThreadSource, Originator: opts.Originator, CliVersion: c.cfg.CliVersion,
+		CreatedAt: now, UpdatedAt: now, Materialized: len(history) > 0,
 	}
 	t, err := c.load(info, s, history, turns, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, opts.NoTools, nopRecorder{})
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 
 // schemaVersion is the index's PRAGMA user_version. The index is a cache:
 // a file of another version is dropped and rebuilt from the rollouts.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // schema: one row per stored thread. Times are Unix nanoseconds. search is
 // the lowercased preview and name, for a case-insensitive substring filter
@@ -40,6 +40,7 @@ CREATE TABLE threads (
 	model_provider TEXT NOT NULL,
 	source         TEXT NOT NULL,
 	thread_source  TEXT NOT NULL,
+	originator     TEXT NOT NULL,
 	forked_from    TEXT NOT NULL,
 	cli_version    TEXT NOT NULL,
 	archived       INTEGER NOT NULL,
@@ -151,20 +152,20 @@ func prepareIndex(ctx context.Context, db *sql.DB) (fresh bool, err error) {
 func (x *index) close() error { return x.db.Close() }
 
 const rowColumns = `id, path, created_at, updated_at, preview, name, cwd, model, model_provider,
-	source, thread_source, forked_from, cli_version, archived, size, mtime`
+	source, thread_source, originator, forked_from, cli_version, archived, size, mtime`
 
 func rowArgs(r *row) []any {
 	i := &r.info
 	return []any{i.ID, i.Path, nanos(i.CreatedAt), nanos(i.UpdatedAt), i.Preview, i.Name,
 		searchText(i.Preview, i.Name), i.Cwd, i.Model, i.ModelProvider, i.Source, i.ThreadSource,
-		i.ForkedFromID, i.CliVersion, boolInt(i.Archived), r.size, r.mtime}
+		i.Originator, i.ForkedFromID, i.CliVersion, boolInt(i.Archived), r.size, r.mtime}
 }
 
 // put inserts or replaces a thread's row, all of it (a rescan, a move).
 func (x *index) put(ctx context.Context, r *row) error {
 	_, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO threads (id, path, created_at, updated_at, preview,
-		name, search, cwd, model, model_provider, source, thread_source, forked_from, cli_version, archived,
-		size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, rowArgs(r)...)
+		name, search, cwd, model, model_provider, source, thread_source, originator, forked_from, cli_version,
+		archived, size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, rowArgs(r)...)
 	return err
 }
 
@@ -173,8 +174,8 @@ func (x *index) put(ctx context.Context, r *row) error {
 // archived flag, which Archive may have changed under an open writer.
 func (x *index) putLive(ctx context.Context, r *row) error {
 	_, err := x.db.ExecContext(ctx, `INSERT INTO threads (id, path, created_at, updated_at, preview,
-		name, search, cwd, model, model_provider, source, thread_source, forked_from, cli_version, archived,
-		size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		name, search, cwd, model, model_provider, source, thread_source, originator, forked_from, cli_version,
+		archived, size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, preview = excluded.preview,
 		name = excluded.name, search = excluded.search, cwd = excluded.cwd, model = excluded.model,
 		model_provider = excluded.model_provider, size = excluded.size, mtime = excluded.mtime`, rowArgs(r)...)
@@ -206,7 +207,7 @@ func scanRow(rows *sql.Rows) (row, error) {
 	var archived int
 	i := &r.info
 	err := rows.Scan(&i.ID, &i.Path, &created, &updated, &i.Preview, &i.Name, &i.Cwd, &i.Model,
-		&i.ModelProvider, &i.Source, &i.ThreadSource, &i.ForkedFromID, &i.CliVersion, &archived, &r.size, &r.mtime)
+		&i.ModelProvider, &i.Source, &i.ThreadSource, &i.Originator, &i.ForkedFromID, &i.CliVersion, &archived, &r.size, &r.mtime)
 	i.CreatedAt, i.UpdatedAt = fromNanos(created), fromNanos(updated)
 	i.Archived, i.Materialized = archived != 0, true
 	return r, err

@@ -134,7 +134,7 @@ func fullThread(t *testing.T, e *env, id string) (want *Thread) {
 		Meta: m,
 		Info: agent.ThreadInfo{
 			ID: id, Preview: "first question", Name: "Named", Model: "m9", ModelProvider: "other",
-			Cwd: "/work/b", Source: "appServer", ThreadSource: "user", CliVersion: "0.0.1", Path: w.Path(),
+			Cwd: "/work/b", Source: "appServer", ThreadSource: "user", Originator: "test", CliVersion: "0.0.1", Path: w.Path(),
 			CreatedAt: at(0), UpdatedAt: at(301), Materialized: true,
 		},
 		Turns: []agent.Turn{

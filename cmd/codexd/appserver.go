@@ -16,6 +16,7 @@ import (
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appserver"
+	"github.com/codexd/codexd/config"
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/jsonrpc"
 	"github.com/codexd/codexd/rpcserve"
@@ -73,6 +74,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var core agent.Core
+	var installationID string
 	if *benchCore > 0 {
 		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
 		defer core.Close()
@@ -84,8 +86,13 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		}
 		defer rt.Close()
 		core = rt.Core
+		// As Codex: the id kept in $CODEX_HOME, or (unwritable) one per run.
+		if installationID, err = config.InstallationID(rt.Config.CodexHome); err != nil {
+			log.Warn("codexd app-server: no installation id", "err", err)
+		}
 	}
-	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots}, Logger: log})
+	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots},
+		InstallationID: installationID, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd app-server:", err)
 		return 2

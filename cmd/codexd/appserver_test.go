@@ -43,8 +43,9 @@ func TestAppServerOverStdio(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || lines[0] != `{"id":1,"error":{"code":-32600,"message":"Not initialized"}}` ||
-		!strings.HasPrefix(lines[1], `{"id":2,"result":{"userAgent":"t/0.169.0 `) {
+	if len(lines) != 3 || lines[0] != `{"id":1,"error":{"code":-32600,"message":"Not initialized"}}` ||
+		!strings.HasPrefix(lines[1], `{"id":2,"result":{"userAgent":"t/0.169.0 `) ||
+		!strings.HasPrefix(lines[2], `{"method":"remoteControl/status/changed","params":{"status":"disabled",`) {
 		t.Fatalf("stdout = %q", out.String())
 	}
 }

@@ -85,9 +85,16 @@ var bannedPrefixes = [][]string{
 func Assess(r Request) Requirement {
 	cmds, complex := Commands(r.Argv)
 	out := Requirement{Decision: Allow}
+	// Under untrusted, Codex judges the script as a whole: unless every
+	// command is known-safe, each one prompts (so the first is the one
+	// proposed for good).
+	allSafe := !complex
+	for _, c := range cmds {
+		allSafe = allSafe && isSafeExec(c)
+	}
 	var firstPrompt []string
 	for _, c := range cmds {
-		d := decide(c, r, complex)
+		d := decide(c, r, allSafe)
 		if d == Prompt && firstPrompt == nil {
 			firstPrompt = c
 		}
@@ -99,12 +106,12 @@ func Assess(r Request) Requirement {
 	case Forbidden:
 		out.Reason = "approval required by policy, but AskForApproval is set to Never"
 	case Prompt:
-		if !complex {
-			if len(r.PrefixRule) > 0 && !banned(r.PrefixRule) {
-				out.Amendment = append([]string(nil), r.PrefixRule...)
-			} else if firstPrompt != nil {
-				out.Amendment = append([]string(nil), firstPrompt...)
-			}
+		// A script that is not plain is one command, the whole argv: that
+		// is what Codex proposes for it.
+		if len(r.PrefixRule) > 0 && !banned(r.PrefixRule) {
+			out.Amendment = append([]string(nil), r.PrefixRule...)
+		} else if firstPrompt != nil {
+			out.Amendment = append([]string(nil), firstPrompt...)
 		}
 	}
 	return out
@@ -129,8 +136,8 @@ func banned(p []string) bool {
 	return false
 }
 
-func decide(cmd []string, r Request, complex bool) Decision {
-	if r.Policy == Untrusted && !complex && isSafeExec(cmd) {
+func decide(cmd []string, r Request, allSafe bool) Decision {
+	if r.Policy == Untrusted && allSafe {
 		return Allow
 	}
 	if isDangerous(cmd) {

@@ -21,6 +21,9 @@ func TestWords(t *testing.T) {
 		{"ls > out", "-"},
 		{"ls &&", "-"},
 		{"(ls)", "-"},
+		{"FOO=1 touch y", "-"},
+		{"ls; A=b", "-"},
+		{"ls a=b", "ls a=b"},
 		{"ls *", "-"},
 		{"", "-"},
 	}
@@ -75,7 +78,7 @@ func TestAssess(t *testing.T) {
 	}{
 		{"untrusted safe", Request{Argv: sh("ls"), Policy: Untrusted}, Allow, ""},
 		{"untrusted unknown", Request{Argv: sh("touch approved_file.txt && echo created"), Policy: Untrusted}, Prompt, "touch approved_file.txt"},
-		{"untrusted complex", Request{Argv: sh("ls > out"), Policy: Untrusted}, Prompt, ""},
+		{"untrusted complex", Request{Argv: sh("ls > out"), Policy: Untrusted}, Prompt, "/bin/bash -lc ls > out"},
 		{"on-request sandboxed", Request{Argv: sh("touch x"), Policy: OnRequest}, Allow, ""},
 		{"on-request escalated", Request{Argv: sh("touch x"), Policy: OnRequest, Escalated: true}, Prompt, "touch x"},
 		{"on-request escalated prefix", Request{Argv: sh("npm test"), Policy: OnRequest, Escalated: true, PrefixRule: []string{"npm", "test"}}, Prompt, "npm test"},
@@ -91,6 +94,39 @@ func TestAssess(t *testing.T) {
 		got := Assess(c.r)
 		if got.Decision != c.want || strings.Join(got.Amendment, " ") != c.amendment {
 			t.Errorf("%s: got %v %q, want %v %q", c.name, got.Decision, got.Amendment, c.want, c.amendment)
+		}
+	}
+}
+
+// The amendment Codex 0.169 proposes, as recorded from its app-server with
+// the mock model: under untrusted, a script that is not all known-safe
+// prompts for every command, so the first one is proposed; elsewhere the
+// first command that prompts; a script that is not plain (a redirection,
+// an assignment, a subshell) proposes the whole argv.
+func TestAssessAmendmentAsCodex(t *testing.T) {
+	sh := func(s string) []string { return []string{"/bin/bash", "-lc", s} }
+	cases := []struct {
+		script    string
+		policy    Policy
+		escalated bool
+		amendment string
+	}{
+		{"touch approved_file.txt && echo created", Untrusted, false, "touch approved_file.txt"},
+		{"echo hi | tee f.txt", Untrusted, false, "echo hi"},
+		{"cat a.txt | tee b", Untrusted, false, "cat a.txt"},
+		{"ls && rm -rf build", Untrusted, false, "ls"},
+		{"git status; git push", Untrusted, false, "git status"},
+		{"rm -rf build", Untrusted, false, "rm -rf build"},
+		{"ls && rm -rf build", OnRequest, false, "rm -rf build"},
+		{"ls; touch q", OnRequest, true, "ls"},
+		{"FOO=1 touch y", Untrusted, false, "/bin/bash -lc FOO=1 touch y"},
+		{"(cd /tmp && touch z)", Untrusted, false, "/bin/bash -lc (cd /tmp && touch z)"},
+		{"cat a.txt | wc -l > n.txt", Untrusted, false, "/bin/bash -lc cat a.txt | wc -l > n.txt"},
+	}
+	for _, c := range cases {
+		got := Assess(Request{Argv: sh(c.script), Policy: c.policy, Escalated: c.escalated})
+		if got.Decision != Prompt || strings.Join(got.Amendment, " ") != c.amendment {
+			t.Errorf("%q (%v): got %v %q, want prompt %q", c.script, c.policy, got.Decision, got.Amendment, c.amendment)
 		}
 	}
 }

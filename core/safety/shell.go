@@ -28,7 +28,7 @@ func Words(script string) (cmds [][]string, ok bool) {
 	}
 	flushCmd := func() bool {
 		flushWord()
-		if len(cur) == 0 {
+		if len(cur) == 0 || isAssignment(cur[0]) {
 			return false
 		}
 		cmds = append(cmds, cur)
@@ -87,6 +87,9 @@ func Words(script string) (cmds [][]string, ok bool) {
 	}
 	flushWord()
 	if len(cur) > 0 {
+		if isAssignment(cur[0]) {
+			return nil, false
+		}
 		cmds = append(cmds, cur)
 	} else if len(cmds) > 0 {
 		// A trailing operator ("ls &&") is a syntax error.
@@ -96,6 +99,23 @@ func Words(script string) (cmds [][]string, ok bool) {
 		}
 	}
 	return cmds, len(cmds) > 0
+}
+
+// isAssignment reports whether a command's first word assigns a variable
+// (NAME=value): the shell then runs the rest with it set, which is not a
+// plain command.
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func isPlainChar(c byte) bool {

@@ -1,0 +1,142 @@
+package appserver
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/agent/agenttest"
+	"github.com/codexd/codexd/appproto"
+)
+
+// These tests pin what Codex 0.169's app-server sends where codexd once
+// differed (issue 12), each checked against the real binary with the mock
+// model.
+
+// thread.originator is the process-wide originator, the first client's
+// name, in thread/start's answer, thread/started, thread/list and, after a
+// restart, thread/read (it is kept in the rollout).
+func TestThreadOriginatorIsTheClientName(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	first := newRealEnv(t, home, cwd)
+	c := first.dial("ide_client")
+	c.initialize(nil)
+	later := first.dial("second_client")
+	later.initialize(nil)
+	res := c.call(appproto.MethodThreadStart, map[string]any{})
+	id := res.str(t, "/thread/id")
+	if got := res.str(t, "/thread/originator"); got != "ide_client" {
+		t.Fatalf("thread/start originator %q: %s", got, res)
+	}
+	if got := c.note("thread/started").str(t, "/thread/originator"); got != "ide_client" {
+		t.Fatalf("thread/started originator %q", got)
+	}
+	// A later client's threads carry the process-wide name too.
+	if got := later.call(appproto.MethodThreadStart, map[string]any{}).str(t, "/thread/originator"); got != "ide_client" {
+		t.Fatalf("second client's thread originator %q", got)
+	}
+	c.startTurn(id, "hello")
+	c.next("turn/completed", func(m *wmsg) bool { return m.Method == "turn/completed" && strings.Contains(string(m.Params), id) })
+	if got := c.call(appproto.MethodThreadList, map[string]any{}).str(t, "/data/0/originator"); got != "ide_client" {
+		t.Fatalf("thread/list originator %q", got)
+	}
+	c.conn.Close()
+	later.conn.Close()
+	first.close()
+
+	second := newRealEnv(t, home, cwd)
+	d := second.dial("another")
+	d.initialize(nil)
+	if got := d.call(appproto.MethodThreadRead, map[string]any{"threadId": id}).str(t, "/thread/originator"); got != "ide_client" {
+		t.Fatalf("thread/read after restart: originator %q", got)
+	}
+}
+
+// thread/list shows a loaded thread's environments, as Codex does
+// ([{environmentId: "local", cwd, runtimeWorkspaceRoots}]), and null for one
+// that is not loaded; canAcceptDirectInput is null in a listing.
+func TestThreadListEnvironments(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	first := newRealEnv(t, home, cwd)
+	c := first.dial("lister")
+	c.initialize(nil)
+	id := c.startThread(nil)
+	c.startTurn(id, "hello")
+	c.note("turn/completed")
+	var page appproto.ThreadListResponse
+	if err := pointer(c.call(appproto.MethodThreadList, map[string]any{}).Result, "", &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || page.Data[0].Environments == nil {
+		t.Fatalf("loaded thread in thread/list: %+v", page.Data)
+	}
+	envs := *page.Data[0].Environments
+	if len(envs) != 1 || envs[0].EnvironmentID != "local" || envs[0].Cwd != cwd ||
+		len(envs[0].RuntimeWorkspaceRoots) != 1 || envs[0].RuntimeWorkspaceRoots[0] != cwd {
+		t.Fatalf("environments %+v", envs)
+	}
+	if page.Data[0].CanAcceptDirectInput != nil {
+		t.Fatalf("canAcceptDirectInput %v in a listing", *page.Data[0].CanAcceptDirectInput)
+	}
+	c.conn.Close()
+	first.close()
+
+	second := newRealEnv(t, home, cwd)
+	d := second.dial("after")
+	d.initialize(nil)
+	if res := d.call(appproto.MethodThreadList, map[string]any{}); !strings.Contains(string(res.Result), `"environments":null`) {
+		t.Fatalf("a thread that is not loaded: %s", res)
+	}
+}
+
+// After initialize's answer, Codex (remote control off) sends
+// remoteControl/status/changed {status: "disabled", serverName,
+// installationId, environmentId: null}; a client may opt out of it.
+func TestRemoteControlStatusAfterInitialize(t *testing.T) {
+	const installation = "5b0c5a3e-8a5e-4a4f-9d57-0a5c2f1d7e21"
+	e := newEnv(t, agenttest.Options{}, Config{InstallationID: installation})
+	c := e.dial("ide")
+	c.initialize(nil)
+	n := c.note("remoteControl/status/changed")
+	var p appproto.RemoteControlStatusChangedNotification
+	if err := n.param("", &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != "disabled" || p.InstallationID != installation || p.ServerName == "" || p.EnvironmentID != nil ||
+		!strings.Contains(string(n.Params), `"environmentId":null`) {
+		t.Fatalf("remoteControl/status/changed %s", n)
+	}
+	ms := methodsOf(c.logged())
+	if ms[0] != "response:1" || ms[1] != "remoteControl/status/changed" {
+		t.Fatalf("order %v", ms)
+	}
+	quiet := e.dial("quiet")
+	quiet.initialize(map[string]any{"optOutNotificationMethods": []string{"remoteControl/status/changed"}})
+	quiet.barrier()
+	if quiet.has(func(m *wmsg) bool { return m.Method == "remoteControl/status/changed" }) {
+		t.Fatal("sent to a client that opted out")
+	}
+}
+
+// A file-change approval always carries reason and grantRoot, null when
+// the core gives none, as Codex's does.
+func TestFileChangeApprovalNullMembers(t *testing.T) {
+	e := newEnv(t, agenttest.Options{Turn: func(tn *agenttest.Turn) {
+		fc := &agent.FileChange{ID: "patch_1", Status: agent.ItemStatusInProgress,
+			Changes: []agent.FileUpdate{{Path: "/w/a.go", Kind: "add", Diff: "a\n"}}}
+		tn.Emit(agent.ItemStarted{Item: fc})
+		if _, err := tn.PatchApproval(agent.PatchApprovalRequest{CallID: "patch_1", Changes: fc.Changes}); err != nil {
+			return
+		}
+		tn.AgentMessage("m", "done")
+	}}, Config{})
+	c := e.dial("patch")
+	c.initialize(nil)
+	c.startTurn(c.startThread(nil), "edit")
+	req := c.serverRequest("item/fileChange/requestApproval")
+	if !strings.Contains(string(req.Params), `"reason":null`) || !strings.Contains(string(req.Params), `"grantRoot":null`) {
+		t.Fatalf("file change approval %s", req)
+	}
+	c.send(`{"id":` + string(req.ID) + `,"result":{"decision":"accept"}}`)
+	c.note("turn/completed")
+}
