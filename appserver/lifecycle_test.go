@@ -219,3 +219,31 @@ func FuzzClientCwd(f *testing.F) {
 		}
 	})
 }
+
+// thread/archive from a second server on the same CODEX_HOME leaves a
+// thread the first one has loaded where it is, with an error that says
+// why; the first server's clients go on. Before, the second server moved
+// the rollout under the first one.
+func TestArchiveOfAThreadAnotherServerHolds(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	first := newRealEnv(t, home, cwd)
+	a := first.dial("first")
+	a.initialize(nil)
+	id := a.startThread(nil)
+	a.startTurn(id, "hello")
+	a.note("turn/completed")
+	second := newRealEnv(t, home, cwd)
+	b := second.dial("second")
+	b.initialize(nil)
+	for _, method := range []string{appproto.MethodThreadArchive, appproto.MethodThreadUnarchive} {
+		err := b.callErr(method, map[string]any{"threadId": id})
+		if err.Code != -32603 || !strings.Contains(err.Message, "another process") {
+			t.Fatalf("%s of a thread another server holds: %+v", method, err)
+		}
+	}
+	a.startTurn(id, "still mine")
+	a.note("turn/completed")
+	if got, _ := listIDs(t, a, map[string]any{"archived": true}); len(got) != 0 {
+		t.Fatalf("archived: %v", got)
+	}
+}

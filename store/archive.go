@@ -11,16 +11,18 @@ import (
 )
 
 // Archive moves the rollout to archived_sessions/, keeping its name, as
-// Codex does. A thread with an open writer may be archived: the writer's
-// descriptor follows the file, so its appends land in the archived
-// rollout.
+// Codex does. A thread with an open writer in this store may be archived:
+// the writer's descriptor follows the file, so its appends land in the
+// archived rollout. A thread whose rollout another process holds (its
+// lock, as Resume and SetName see it) is not moved: ErrThreadBusy.
 func (s *Local) Archive(ctx context.Context, id string) error {
 	_, err := s.move(ctx, id, true)
 	return err
 }
 
 // Unarchive moves the rollout back to its day directory under sessions/
-// (from the time in its name) and reports the thread.
+// (from the time in its name) and reports the thread; like Archive, it
+// does not move a rollout another process holds.
 func (s *Local) Unarchive(ctx context.Context, id string) (agent.ThreadInfo, error) {
 	return s.move(ctx, id, false)
 }
@@ -58,6 +60,17 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 	if err != nil {
 		return agent.ThreadInfo{}, err
 	}
+	// With no writer here, another process may have one: its lock (the
+	// one Resume and SetName respect) is taken for as long as the file
+	// moves and the move is recorded, so a rollout another process appends
+	// to is never moved under it.
+	var detached *os.File
+	if w == nil {
+		if detached, err = lockedRollout(id, path); err != nil {
+			return agent.ThreadInfo{}, fmt.Errorf("store: cannot move the rollout of %s: %w", id, err)
+		}
+		defer detached.Close()
+	}
 	var dst string
 	if archive {
 		dst = filepath.Join(s.home, archivedDir, filepath.Base(path))
@@ -90,7 +103,7 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 				err = w.sync()
 			}
 		} else {
-			err = s.appendDetached(ctx, id, dst, back...)
+			err = s.appendLocked(ctx, id, detached, dst, back...)
 		}
 		if err != nil {
 			return agent.ThreadInfo{}, err

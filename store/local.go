@@ -327,26 +327,46 @@ func (s *Local) SetName(ctx context.Context, id, name string) error {
 // reserved): it locks the file, replays it to know its state, appends,
 // syncs (which updates the index) and lets go.
 func (s *Local) appendDetached(ctx context.Context, id, path string, recs ...Record) error {
+	f, err := lockedRollout(id, path)
+	if err != nil {
+		return err
+	}
+	err = s.appendLocked(ctx, id, f, path, recs...)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// lockedRollout opens id's rollout at path for appending and takes its
+// lock; ErrThreadBusy if another process holds it.
+func lockedRollout(id, path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
-		return notFoundIfMissing(id, err)
+		return nil, notFoundIfMissing(id, err)
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// appendLocked appends to the rollout f (opened by lockedRollout, now at
+// path) after replaying it to know its state, and syncs, which updates the
+// index. It reads f from its start and leaves f open.
+func (s *Local) appendLocked(ctx context.Context, id string, f *os.File, path string, recs ...Record) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	res, err := readRollout(ctx, f, path, s.log, nil)
 	if err != nil {
-		f.Close()
 		return readError(id, err)
 	}
 	w := s.openedWriter(f, path, res)
 	err = w.append(recs)
 	if err == nil {
 		err = w.sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
 	}
 	return err
 }
