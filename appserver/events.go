@@ -49,6 +49,9 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 			a.byID[m.Item.ItemID()] = v
 		}
 		v.item, v.completed, v.done = m.Item, ev.Time, true
+		// The completed item carries what its deltas brought (the output
+		// capped): the buffers are dropped, not kept with the turn.
+		v.dropDeltas()
 		switch it := m.Item.(type) {
 		case *agent.AgentMessage:
 			a.lastAgent = it.ID
@@ -72,8 +75,8 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 		if a == nil {
 			return
 		}
-		if v := a.item(m.ItemID); v != nil {
-			v.text.WriteString(m.Delta)
+		if v := a.item(m.ItemID); v != nil && !v.done {
+			v.text.write(m.Delta)
 		}
 		t.toSubscribersLocked(out, appproto.AgentMessageDelta.Name(), appproto.DeltaNotification{
 			ThreadID: t.id, TurnID: a.id, ItemID: m.ItemID, Delta: validUTF8(m.Delta)})
@@ -83,8 +86,11 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 		if a == nil {
 			return
 		}
-		if v := a.item(m.ItemID); v != nil {
-			v.summary = appendPart(v.summary, m.SummaryIndex, m.Delta)
+		if !partIndex(m.SummaryIndex) {
+			return // an index no model sends: ignored, not passed on
+		}
+		if v := a.item(m.ItemID); v != nil && !v.done {
+			v.summary.write(m.SummaryIndex, m.Delta)
 		}
 		t.toSubscribersLocked(out, appproto.ReasoningSummaryTextDelta.Name(), appproto.ReasoningSummaryTextDeltaNotification{
 			ThreadID: t.id, TurnID: a.id, ItemID: m.ItemID, Delta: validUTF8(m.Delta), SummaryIndex: int64(m.SummaryIndex)})
@@ -94,8 +100,11 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 		if a == nil {
 			return
 		}
-		if v := a.item(m.ItemID); v != nil {
-			v.summary = appendPart(v.summary, m.SummaryIndex, "")
+		if !partIndex(m.SummaryIndex) {
+			return
+		}
+		if v := a.item(m.ItemID); v != nil && !v.done {
+			v.summary.write(m.SummaryIndex, "")
 		}
 		t.toSubscribersLocked(out, appproto.ReasoningSummaryPartAdded.Name(), appproto.ReasoningSummaryPartAddedNotification{
 			ThreadID: t.id, TurnID: a.id, ItemID: m.ItemID, SummaryIndex: int64(m.SummaryIndex)})
@@ -105,8 +114,11 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 		if a == nil {
 			return
 		}
-		if v := a.item(m.ItemID); v != nil {
-			v.content = appendPart(v.content, m.ContentIndex, m.Delta)
+		if !partIndex(m.ContentIndex) {
+			return
+		}
+		if v := a.item(m.ItemID); v != nil && !v.done {
+			v.content.write(m.ContentIndex, m.Delta)
 		}
 		t.toSubscribersLocked(out, appproto.ReasoningTextDelta.Name(), appproto.ReasoningTextDeltaNotification{
 			ThreadID: t.id, TurnID: a.id, ItemID: m.ItemID, Delta: validUTF8(m.Delta), ContentIndex: int64(m.ContentIndex)})
@@ -117,8 +129,8 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 			return
 		}
 		delta := validUTF8(string(m.Data))
-		if v := a.item(m.ItemID); v != nil {
-			v.output.WriteString(delta)
+		if v := a.item(m.ItemID); v != nil && !v.done {
+			v.output.write(delta)
 		}
 		t.toSubscribersLocked(out, appproto.CommandOutputDelta.Name(), appproto.DeltaNotification{
 			ThreadID: t.id, TurnID: a.id, ItemID: m.ItemID, Delta: delta})
@@ -180,14 +192,6 @@ func (t *thread) turnFor(ev agent.Event) *activeTurn {
 		return a
 	}
 	return nil
-}
-
-func appendPart(parts []string, i int, s string) []string {
-	for len(parts) <= i {
-		parts = append(parts, "")
-	}
-	parts[i] += s
-	return parts
 }
 
 // turnCompletedLocked ends the active turn: pending interrupts are

@@ -223,16 +223,23 @@ func inputChars(in []appproto.UserInput) int {
 	return n
 }
 
-// itemView is an item with what the listener accumulated from its deltas.
+// itemView is an item with what the listener accumulated from its deltas
+// while it runs, each within maxViewBytes (deltaview.go); a completed item
+// keeps none of it.
 type itemView struct {
 	item      agent.Item
-	text      strings.Builder // agent message text, from deltas
-	output    strings.Builder // command output, from deltas
-	summary   []string        // reasoning summary parts, from deltas
-	content   []string        // raw reasoning parts, from deltas
+	text      deltaBuf // agent message text, from deltas
+	output    deltaBuf // command output, from deltas
+	summary   partsBuf // reasoning summary parts, from deltas
+	content   partsBuf // raw reasoning parts, from deltas
 	started   time.Time
 	completed time.Time
 	done      bool
+}
+
+// dropDeltas forgets what the deltas brought.
+func (v *itemView) dropDeltas() {
+	v.text, v.output, v.summary, v.content = deltaBuf{}, deltaBuf{}, partsBuf{}, partsBuf{}
 }
 
 // wireItem projects an item; v (may be nil) adds what deltas brought.
@@ -256,10 +263,10 @@ func wireItem(it agent.Item, v *itemView) appproto.ThreadItem {
 		summary, content := x.Summary, x.Content
 		if v != nil && !v.done {
 			if len(summary) == 0 {
-				summary = v.summary
+				summary = v.summary.strings()
 			}
 			if len(content) == 0 {
-				content = v.content
+				content = v.content.strings()
 			}
 		}
 		return appproto.ThreadItem{Reasoning: &appproto.ReasoningItem{Type: "reasoning", ID: x.ID,
@@ -270,7 +277,7 @@ func wireItem(it agent.Item, v *itemView) appproto.ThreadItem {
 			CommandActions: wireActions(x.Actions), ExitCode: x.ExitCode, ItemTimes: times}
 		if x.Output != nil {
 			ce.AggregatedOutput = ptr(validUTF8(*x.Output))
-		} else if v != nil && !v.done && v.output.Len() > 0 {
+		} else if v != nil && !v.done && v.output.len() > 0 {
 			ce.AggregatedOutput = ptr(v.output.String())
 		}
 		if x.Duration > 0 || x.Status == agent.ItemStatusCompleted || x.Status == agent.ItemStatusFailed {
