@@ -66,8 +66,9 @@ type TurnInterruptParams struct {
 }
 
 // MaxInputChars is the most text a turn/start or turn/steer may carry,
-// summed over its text inputs, in characters.
-const MaxInputChars = 100_000
+// summed over its text inputs, in characters (Unicode scalar values):
+// Codex 0.169's MAX_USER_INPUT_TEXT_CHARS, 1 MiB of characters.
+const MaxInputChars = 1 << 20
 
 // InputTooLargeData is the data of the -32602 error for input over
 // MaxInputChars.

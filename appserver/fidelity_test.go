@@ -140,3 +140,82 @@ func TestFileChangeApprovalNullMembers(t *testing.T) {
 	c.send(`{"id":` + string(req.ID) + `,"result":{"decision":"accept"}}`)
 	c.note("turn/completed")
 }
+
+// A thread/list cursor is a position, as Codex's: paging goes on when the
+// thread it was taken at has left the listing (archived), and it continues
+// another order too; a malformed cursor gets Codex's message. Each page
+// has a backwards cursor, which includes its first thread.
+func TestThreadListCursorIsAPosition(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	r := newRealEnv(t, home, cwd)
+	c := r.dial("pager")
+	c.initialize(nil)
+	var ids []string // oldest first
+	for _, p := range []string{"zero", "one", "two"} {
+		id := c.startThread(nil)
+		c.startTurn(id, p)
+		c.next("turn/completed", func(m *wmsg) bool { return m.Method == "turn/completed" && strings.Contains(string(m.Params), id) })
+		ids = append(ids, id)
+	}
+	list := func(params map[string]any) appproto.ThreadListResponse {
+		t.Helper()
+		var page appproto.ThreadListResponse
+		if err := pointer(c.call(appproto.MethodThreadList, params).Result, "", &page); err != nil {
+			t.Fatal(err)
+		}
+		return page
+	}
+	only := func(page appproto.ThreadListResponse, want ...string) {
+		t.Helper()
+		var got []string
+		for _, th := range page.Data {
+			got = append(got, th.ID)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("page %v, want %v", got, want)
+		}
+	}
+	p1 := list(map[string]any{"limit": 1})
+	only(p1, ids[2])
+	if p1.NextCursor == nil || p1.BackwardsCursor == nil {
+		t.Fatalf("first page's cursors: %+v", p1)
+	}
+	p2 := list(map[string]any{"limit": 1, "cursor": *p1.NextCursor})
+	only(p2, ids[1])
+	// Another sort key or direction continues from the same position.
+	only(list(map[string]any{"limit": 5, "cursor": *p1.NextCursor, "sortKey": "updated_at"}), ids[1], ids[0])
+	only(list(map[string]any{"limit": 5, "cursor": *p2.NextCursor, "sortDirection": "asc"}), ids[2])
+	// The backwards cursor includes the page's first thread.
+	only(list(map[string]any{"limit": 5, "cursor": *p1.BackwardsCursor}), ids[2], ids[1], ids[0])
+	// A thread that leaves the listing does not end the paging.
+	c.call(appproto.MethodThreadArchive, map[string]any{"threadId": ids[1]})
+	only(list(map[string]any{"limit": 1, "cursor": *p2.NextCursor}), ids[0])
+	c.call(appproto.MethodThreadArchive, map[string]any{"threadId": ids[2]})
+	only(list(map[string]any{"limit": 1, "cursor": *p1.NextCursor}), ids[0])
+	if empty := list(map[string]any{"cursor": *p1.NextCursor, "sortDirection": "asc", "searchTerm": "none such"}); empty.BackwardsCursor != nil {
+		t.Fatalf("an empty page has a backwards cursor: %+v", empty)
+	}
+	for _, bad := range []string{"not-a-cursor", "", "2026-12-02T03:57:09Z|nope"} {
+		err := c.callErr(appproto.MethodThreadList, map[string]any{"cursor": bad})
+		if err.Code != -32600 || err.Message != "invalid cursor: "+bad {
+			t.Fatalf("cursor %q: %d %q", bad, err.Code, err.Message)
+		}
+	}
+}
+
+// The text limit of turn/start and turn/steer is Codex 0.169's,
+// 1,048,576 characters: 100,001 (refused once) is accepted, and the
+// refusal carries Codex's message and data.
+func TestTextLimitIsCodexs(t *testing.T) {
+	e := newEnv(t, agenttest.Options{}, Config{})
+	c := e.dial("big")
+	c.initialize(nil)
+	thread := c.startThread(nil)
+	c.startTurn(thread, strings.Repeat("é", 100_001))
+	c.note("turn/completed")
+	err := c.callErr(appproto.MethodTurnStart, map[string]any{"threadId": thread, "input": text(strings.Repeat("é", 1_048_577))})
+	if err.Code != -32602 || err.Message != "Input exceeds the maximum length of 1048576 characters." ||
+		string(err.Data) != `{"input_error_code":"input_too_large","max_chars":1048576,"actual_chars":1048577}` {
+		t.Fatalf("over the limit: %+v %s", err, err.Data)
+	}
+}

@@ -129,7 +129,8 @@ func scenario(t *testing.T, c scenarioClient) []string {
 
 // timeKeys are the members whose values are clock readings.
 var timeKeys = map[string]bool{"createdAt": true, "updatedAt": true, "recencyAt": true, "startedAt": true,
-	"completedAt": true, "durationMs": true, "startedAtMs": true, "completedAtMs": true, "emittedAtMs": true}
+	"completedAt": true, "durationMs": true, "startedAtMs": true, "completedAtMs": true, "emittedAtMs": true,
+	"backwardsCursor": true, "nextCursor": true}
 
 func normalize(t *testing.T, v jsontext.Value) string {
 	var x any

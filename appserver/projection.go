@@ -3,6 +3,7 @@ package appserver
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -217,7 +218,7 @@ func inputChars(in []appproto.UserInput) int {
 	n := 0
 	for _, u := range in {
 		if u.Type == "text" {
-			n += len([]rune(u.Text))
+			n += utf8.RuneCountInString(u.Text)
 		}
 	}
 	return n
@@ -406,4 +407,16 @@ func (s *Server) listEntry(info agent.ThreadInfo) appproto.Thread {
 	th := wireThread(info, status, nil, nil)
 	th.Environments = envs
 	return th
+}
+
+// backwardsCursor is Codex's backwardsCursor of a page: the time of its
+// first thread's sort key, in milliseconds, which the store reads as an
+// anchor that includes that millisecond (to list back from the page in the
+// other direction).
+func backwardsCursor(first agent.ThreadInfo, key string) string {
+	at := first.CreatedAt
+	if key == "updated_at" {
+		at = first.UpdatedAt
+	}
+	return at.UTC().Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z07:00")
 }

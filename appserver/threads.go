@@ -285,6 +285,9 @@ func (s *Server) threadList(ctx context.Context, c *call, p appproto.ThreadListP
 	if err != nil {
 		return appproto.ThreadListResponse{}, err
 	}
+	if p.Cursor != nil && *p.Cursor == "" {
+		return appproto.ThreadListResponse{}, invalidRequest("invalid cursor: ") // as Codex
+	}
 	q := agent.ThreadQuery{Cursor: deref(p.Cursor), Archived: deref(p.Archived), ModelProviders: p.ModelProviders,
 		SourceKinds: p.SourceKinds, SearchTerm: deref(p.SearchTerm), SortKey: key}
 	if len(q.SourceKinds) == 0 {
@@ -328,6 +331,9 @@ func (s *Server) threadList(ctx context.Context, c *call, p appproto.ThreadListP
 	resp := appproto.ThreadListResponse{Data: make([]appproto.Thread, 0, len(page.Threads)), NextCursor: optString(page.NextCursor)}
 	for _, info := range page.Threads {
 		resp.Data = append(resp.Data, s.listEntry(info))
+	}
+	if len(page.Threads) > 0 {
+		resp.BackwardsCursor = ptr(backwardsCursor(page.Threads[0], key))
 	}
 	return resp, nil
 }

@@ -116,8 +116,8 @@ func TestTurnSteerErrors(t *testing.T) {
 	}
 	big := strings.Repeat("é", appproto.MaxInputChars+1)
 	err := steer(turn, text(big))
-	if err.Code != -32602 || err.Message != "Input exceeds the maximum length of 100000 characters." ||
-		string(err.Data) != `{"input_error_code":"input_too_large","max_chars":100000,"actual_chars":100001}` {
+	if err.Code != -32602 || err.Message != "Input exceeds the maximum length of 1048576 characters." ||
+		string(err.Data) != `{"input_error_code":"input_too_large","max_chars":1048576,"actual_chars":1048577}` {
 		t.Fatalf("too large: %+v %s", err, err.Data)
 	}
 	// A correct steer returns the active turn's id and the input becomes
@@ -168,7 +168,7 @@ func TestTurnStartValidation(t *testing.T) {
 	}
 	big := strings.Repeat("x", appproto.MaxInputChars/2+1)
 	err := start(map[string]any{"input": []any{text(big)[0], text(big)[0]}})
-	if err.Code != -32602 || string(err.Data) != `{"input_error_code":"input_too_large","max_chars":100000,"actual_chars":100002}` {
+	if err.Code != -32602 || string(err.Data) != `{"input_error_code":"input_too_large","max_chars":1048576,"actual_chars":1048578}` {
 		t.Fatalf("too large: %+v %s", err, err.Data)
 	}
 	if err := start(map[string]any{"permissions": ":workspace", "sandboxPolicy": map[string]any{"type": "readOnly"}}); err.Message != "`permissions` cannot be combined with `sandboxPolicy`" {

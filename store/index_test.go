@@ -163,9 +163,15 @@ func TestListCursors(t *testing.T) {
 		t.Fatalf("%+v %v", p, err)
 	}
 	for _, q := range []agent.ThreadQuery{
-		{Cursor: "!!"}, {Cursor: "e30"}, {Cursor: p.NextCursor, Ascending: true}, {Cursor: p.NextCursor, SortKey: SortUpdatedAt},
+		{Cursor: "!!"}, {Cursor: "e30"}, {Cursor: "2024-01-01T00:00:00Z|x"}, {Cursor: "2024-01-01T00:00:00Z|" + p.Threads[0].ID + "|"},
 	} {
-		if _, err := e.s.List(bg, q); !errors.Is(err, ErrInvalidCursor) {
+		if _, err := e.s.List(bg, q); !errors.Is(err, ErrInvalidCursor) || err.Error() != "invalid cursor: "+q.Cursor {
+			t.Errorf("%+v: %v", q, err)
+		}
+	}
+	// A cursor is a position: another order or sort key continues from it.
+	for _, q := range []agent.ThreadQuery{{Cursor: p.NextCursor, Ascending: true}, {Cursor: p.NextCursor, SortKey: SortUpdatedAt}} {
+		if _, err := e.s.List(bg, q); err != nil {
 			t.Errorf("%+v: %v", q, err)
 		}
 	}

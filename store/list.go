@@ -2,11 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/google/uuid"
 
 	"github.com/codexd/codexd/agent"
 )
@@ -24,33 +24,39 @@ const (
 	SortUpdatedAt = "updated_at"
 )
 
-// cursorV1 is the position after the last thread of a page: its sort key
-// value and id (the tie-break). Keyset pagination: a page starts strictly
-// after that position, so threads inserted meanwhile neither shift nor
-// repeat what the client has seen. The sort key and direction are part of
-// the cursor, so a cursor is refused by a query that orders differently.
-type cursorV1 struct {
-	Key string `json:"k"`
-	Asc bool   `json:"a"`
-	At  int64  `json:"t"`
-	ID  string `json:"i"`
+// A cursor is a position in the listing, as Codex's is: the sort key's
+// value and the thread id of the last entry of a page, written
+// "<RFC 3339 time>|<id>" (Codex's form; codexd keeps the nanoseconds). A
+// page starts strictly after it, so a thread that left the listing
+// (archived) or arrived meanwhile neither invalidates the cursor nor
+// shifts what follows, and the cursor of one order can continue another
+// (it is only a position). A bare time, with no id, is an anchor that
+// includes that millisecond: the backwards cursor of a page.
+type cursor struct {
+	at     int64 // Unix nanoseconds of the sort key
+	id     string
+	anchor bool // a bare time: the millisecond at is included
 }
 
-func encodeCursor(c cursorV1) string {
-	b, _ := jsonv2.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
+// EncodeCursor is the cursor after a thread whose sort key is at.
+func EncodeCursor(at time.Time, id string) string {
+	return at.UTC().Format(time.RFC3339Nano) + "|" + id
 }
 
-func decodeCursor(s, key string, asc bool) (cursorV1, error) {
-	var c cursorV1
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || jsonv2.Unmarshal(b, &c) != nil {
-		return c, fmt.Errorf("%w: %q", ErrInvalidCursor, s)
+func decodeCursor(s string) (cursor, error) {
+	bad := fmt.Errorf("%w: %s", ErrInvalidCursor, s)
+	ts, id, hasID := strings.Cut(s, "|")
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return cursor{}, bad
 	}
-	if c.Key != key || c.Asc != asc {
-		return c, fmt.Errorf("%w: it continues another ordering", ErrInvalidCursor)
+	if !hasID {
+		return cursor{at: nanos(t), anchor: true}, nil
 	}
-	return c, nil
+	if _, err := uuid.Parse(id); err != nil || strings.Contains(id, "|") {
+		return cursor{}, bad
+	}
+	return cursor{at: nanos(t), id: id}, nil
 }
 
 // list answers a query from the index.
@@ -97,12 +103,21 @@ func (x *index) list(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage
 		op, dir = ">", "ASC"
 	}
 	if q.Cursor != "" {
-		c, err := decodeCursor(q.Cursor, key, q.Ascending)
+		c, err := decodeCursor(q.Cursor)
 		if err != nil {
 			return agent.ThreadPage{}, err
 		}
-		sb.WriteString(" AND (" + key + ", id) " + op + " (?, ?)")
-		args = append(args, c.At, c.ID)
+		switch {
+		case c.anchor && q.Ascending:
+			sb.WriteString(" AND " + key + " >= ?")
+			args = append(args, c.at)
+		case c.anchor:
+			sb.WriteString(" AND " + key + " < ?")
+			args = append(args, c.at+int64(time.Millisecond))
+		default:
+			sb.WriteString(" AND (" + key + ", id) " + op + " (?, ?)")
+			args = append(args, c.at, c.id)
+		}
 	}
 	sb.WriteString(" ORDER BY " + key + " " + dir + ", id " + dir + " LIMIT ?")
 	args = append(args, limit+1)
@@ -130,7 +145,7 @@ func (x *index) list(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage
 		if key == SortUpdatedAt {
 			at = last.UpdatedAt
 		}
-		page.NextCursor = encodeCursor(cursorV1{Key: key, Asc: q.Ascending, At: nanos(at), ID: last.ID})
+		page.NextCursor = EncodeCursor(at, last.ID)
 	}
 	return page, nil
 }

@@ -157,7 +157,7 @@ var (
 	ErrThreadBusy = errors.New("thread already has a writer")
 	// ErrInvalidID: a thread id that is not a UUID.
 	ErrInvalidID = errors.New("invalid thread id")
-	// ErrInvalidCursor: a List cursor that this query did not produce.
+	// ErrInvalidCursor: a List cursor that is not a position.
 	ErrInvalidCursor = errors.New("invalid cursor")
 	// ErrClosed: the writer or the store is closed.
 	ErrClosed = errors.New("store: closed")
