@@ -85,6 +85,9 @@ type Config struct {
 	// Compaction holds config.toml's compaction settings: the window,
 	// the auto-compact limit and the prompt.
 	Compaction compaction.Options
+	// ReviewModel is review_model: the model review turns run on, when
+	// the request names none; empty means the thread's.
+	ReviewModel string
 	// ShellEnvironment is the policy the commands' environment is built by
 	// (config.toml's [shell_environment_policy]); see package execenv.
 	ShellEnvironment execenv.Policy

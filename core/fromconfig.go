@@ -9,6 +9,7 @@ import (
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/config"
 	"github.com/codexd/codexd/core/compaction"
+	"github.com/codexd/codexd/core/review"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/modelclient"
 	"github.com/codexd/codexd/store"
@@ -130,6 +131,10 @@ func ConfigFrom(s Setup) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	reviewModel, err := review.ModelFromConfig(c.Raw)
+	if err != nil {
+		return Config{}, err
+	}
 	sb := s.Sandbox
 	if sb == nil {
 		sb = LandlockSandbox{}
@@ -139,7 +144,7 @@ func ConfigFrom(s Setup) (Config, error) {
 		ExecDialer: s.ExecDialer, Sandbox: sb, Store: s.Store, ApplyPatchTool: true,
 		BaseInstructions: base, DeveloperInstructions: dev, ProjectDocMaxBytes: docs,
 		Originator: s.Originator, CliVersion: s.CliVersion, ConfigFile: c.File, Logger: s.Logger,
-		Compaction:       comp,
+		Compaction: comp, ReviewModel: reviewModel,
 		ShellEnvironment: c.ShellEnvironment, SecretEnvVars: secrets,
 	}, nil
 }

@@ -93,6 +93,8 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 
 	case agent.Compact:
 		return t.submitSpecial("compact", nil), nil
+	case agent.Review:
+		return t.submitReview(op)
 
 	case agent.Steer:
 		if len(op.Input) == 0 {

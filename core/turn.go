@@ -33,6 +33,7 @@ type turn struct {
 	lastMessage   string
 	lastMessageID string
 	diff          *turnDiff
+	review        *agent.Review // what a review turn reviews
 }
 
 type queuedInput struct {
@@ -109,9 +110,12 @@ func (t *thread) runTurn(tr *turn) {
 	tr.emit(agent.TurnStarted{StartedAt: tr.started, Kind: tr.kind, ModelContextWindow: t.core.contextWindow(tr.settings.Model)})
 	var status agent.TurnStatus
 	var terr *agent.TurnError
-	if tr.kind == "compact" {
+	switch tr.kind {
+	case "compact":
 		status, terr = tr.runCompact()
-	} else {
+	case "review":
+		status, terr = tr.runReview()
+	default:
 		status, terr = tr.loop()
 	}
 
