@@ -1,5 +1,7 @@
 package execproto
 
+import "encoding/json"
+
 // The process/* methods and notifications, as Codex 0.169 names them.
 const (
 	MethodProcessStart     = "process/start"
@@ -46,17 +48,22 @@ type ProcessSignal string
 
 const SignalInterrupt ProcessSignal = "interrupt"
 
-// SandboxType is reported by process/start. codexd runs no sandbox, so it
-// always reports SandboxTypeNone, as Codex does when no sandbox was asked for.
+// SandboxType is reported by process/start: SandboxTypeNone when no
+// sandbox was asked for, SandboxTypeLinuxSeccomp when the process runs
+// confined (Codex's name for its Linux sandbox; codexd's is Landlock with
+// a seccomp filter).
 type SandboxType string
 
-const SandboxTypeNone SandboxType = "none"
+const (
+	SandboxTypeNone         SandboxType = "none"
+	SandboxTypeLinuxSeccomp SandboxType = "linuxSeccomp"
+)
 
 // ProcessStartParams are the params of process/start.
 //
-// Codex 0.169 also accepts sandbox and network members (sandbox,
-// enforceManagedNetwork, managedNetwork, ...); codexd ignores them, as
-// unknown members are ignored.
+// Codex 0.169 also accepts network members (enforceManagedNetwork,
+// managedNetwork, ...); codexd ignores them, as unknown members are
+// ignored. Sandbox is enforced (see SandboxContext).
 type ProcessStartParams struct {
 	// ProcessID is chosen by the client and scoped to its session; it is a
 	// protocol key, not an OS pid. The empty string is a valid id.
@@ -82,6 +89,8 @@ type ProcessStartParams struct {
 	// Arg0, when set, replaces argv[0] as the child sees it; the program is
 	// still found from Argv[0].
 	Arg0 *string `json:"arg0,omitempty"`
+	// Sandbox is a SandboxContext, or null for none.
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 }
 
 // ExecEnvPolicy mirrors Codex's shell environment policy: the base

@@ -8,9 +8,10 @@ package execproto
 // ("invalid length 0, expected struct WireExecParams with 14 elements",
 // then one element at a time).
 //
-// Members codexd does not act on (sandbox contexts, metadata, managed
-// networking, shell snapshots) are opaque: any object is accepted and
-// ignored, anything else but null is refused.
+// Members codexd does not act on (metadata, managed networking, shell
+// snapshots) are opaque: any object is accepted and ignored, anything else
+// but null is refused. The sandbox context is opaque here too, and decoded
+// and enforced by the handler (DecodeSandboxContext).
 
 var (
 	pathShape    = stringShape // a file:// URI, parsed by the method

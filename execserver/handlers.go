@@ -203,6 +203,14 @@ func (c *connection) processStart(ctx context.Context, sess *session, p execprot
 	if err := checkSpawnable(sess, p); err != nil {
 		return execproto.ProcessStartResponse{}, err
 	}
+	argv, sandboxed, err := confineProcess(p.Sandbox, p.Argv)
+	if err != nil {
+		return execproto.ProcessStartResponse{}, err
+	}
+	sandboxType := execproto.SandboxTypeNone
+	if sandboxed {
+		sandboxType = execproto.SandboxTypeLinuxSeccomp
+	}
 	cwdDir, err := c.srv.openCwd(p.ProcessID, cwd)
 	if err != nil {
 		return execproto.ProcessStartResponse{}, err
@@ -214,7 +222,7 @@ func (c *connection) processStart(ctx context.Context, sess *session, p execprot
 	if p.EnvPolicy != nil {
 		env = buildEnv(*p.EnvPolicy, p.Env)
 	}
-	opts := procs.StartOptions{ID: p.ProcessID, Argv: p.Argv, Cwd: cwd, CwdDir: cwdDir, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin, Held: true}
+	opts := procs.StartOptions{ID: p.ProcessID, Argv: argv, Cwd: cwd, CwdDir: cwdDir, Env: env, TTY: p.Tty, PipeStdin: p.PipeStdin, Held: true}
 	if p.Arg0 != nil {
 		opts.Arg0 = *p.Arg0
 	}
@@ -226,7 +234,7 @@ func (c *connection) processStart(ctx context.Context, sess *session, p execprot
 	// Codex; only then does the pump start.
 	conn := jsonrpc.ConnFrom(ctx)
 	if err := conn.Respond(jsonrpc.RequestFrom(ctx).ID, execproto.ProcessStartResponse{
-		ProcessID: p.ProcessID, SandboxType: execproto.SandboxTypeNone,
+		ProcessID: p.ProcessID, SandboxType: sandboxType,
 	}, nil); err != nil {
 		return execproto.ProcessStartResponse{}, err
 	}
@@ -358,6 +366,12 @@ func (c *connection) registerFS(mux *jsonrpc.Mux) {
 // fsMethod registers an fs method that needs no state of the connection.
 func fsMethod[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], fn func(context.Context, P) (R, error)) {
 	handle(c, mux, m, "filesystem", func(ctx context.Context, _ *session, p P) (R, error) {
+		if raw, acc, ok := fsSandboxAccesses(p); ok {
+			if err := checkFSSandbox(raw, acc...); err != nil {
+				var none R
+				return none, err
+			}
+		}
 		return fn(ctx, p)
 	})
 }
@@ -366,6 +380,12 @@ func fsMethod[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R],
 // watches.
 func fsConnMethod[P, R any](c *connection, mux *jsonrpc.Mux, m jsonrpc.Method[P, R], fn func(context.Context, *fsops.ConnState, P) (R, error)) {
 	handle(c, mux, m, "filesystem", func(ctx context.Context, _ *session, p P) (R, error) {
+		if raw, acc, ok := fsSandboxAccesses(p); ok {
+			if err := checkFSSandbox(raw, acc...); err != nil {
+				var none R
+				return none, err
+			}
+		}
 		return fn(ctx, c.fsConn(), p)
 	})
 }

@@ -29,6 +29,9 @@ func (c *connection) registerReadFile(mux *jsonrpc.Mux) {
 	m := jsonrpc.Method[execproto.FsReadFileParams, any](execproto.MethodFsReadFile)
 	handle(c, mux, m, "filesystem",
 		func(ctx context.Context, _ *session, p execproto.FsReadFileParams) (any, error) {
+			if err := checkFSSandbox(p.Sandbox, fsAccess{uri: p.Path}); err != nil {
+				return nil, err
+			}
 			r, err := c.srv.fs.OpenReadFile(ctx, p)
 			if err != nil {
 				return nil, err

@@ -22,9 +22,14 @@ import (
 	"github.com/codexd/codexd/execproto"
 	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/sandbox"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// A process/start with a sandbox runs this binary as the sandbox helper.
+	sandbox.RunHelperIfRequested()
+	goleak.VerifyTestMain(m)
+}
 
 const deadline = 15 * time.Second
 
