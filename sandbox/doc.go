@@ -49,10 +49,15 @@
 // the exec-server: it rewrites an argv, confines a process, and guesses
 // whether a failure was the sandbox's doing ([LikelyDenied]).
 //
-// Known gap: Codex (with bubblewrap) keeps .git, .codex and .agents under a
-// writable root read-only. Landlock can only grant, never carve out, so it
-// cannot express "the workspace except .git" without also forbidding new
-// files at the workspace's top level. The helper therefore leaves them
-// writable, and [Policy.ResolveWritableRoots] reports them as ReadOnlySubpaths so
-// that the approval layer can still refuse to auto-approve writes there.
+// Read-only subpaths: as in Codex, the .git of a writable root (the
+// directory, or the one a .git file points to), its .codex and its .agents
+// stay read-only under workspace-write, so that a command cannot plant a
+// git hook that runs unconfined at the user's next commit. Landlock can
+// only grant, never carve out, so the helper gives the command a mount
+// namespace of its own in which each of them that exists is bind-mounted
+// onto itself read-only (readonly_linux.go); without the privilege to
+// unshare one, it starts itself again in a user namespace of its own, and
+// where neither is possible the command is refused. A missing .codex of the
+// workspace cannot be mounted over and can be created; the approval layer
+// still refuses to auto-approve patches there ([WritableRoot.IsPathWritable]).
 package sandbox

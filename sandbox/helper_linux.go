@@ -24,16 +24,16 @@ import (
 // returns at once. Call it first thing in main, and in TestMain of any test
 // that runs wrapped commands with the test binary as self.
 func RunHelperIfRequested() {
-	if len(os.Args) < 2 || os.Args[1] != HelperArg {
+	if len(os.Args) < 2 || os.Args[1] != HelperArg && os.Args[1] != helperUserNSArg {
 		return
 	}
-	os.Exit(helperMain(os.Args[2:], os.Environ(), probeABI, os.Stderr))
+	os.Exit(helperMain(os.Args[2:], os.Environ(), probeABI, os.Stderr, os.Args[1] == helperUserNSArg))
 }
 
 // helperMain runs the helper on args (POLICY "--" argv...): it does not
 // return if the command starts, and otherwise returns the exit code after
 // writing why to stderr.
-func helperMain(args, env []string, probe func() (int, error), stderr io.Writer) int {
+func helperMain(args, env []string, probe func() (int, error), stderr io.Writer, inUserNS bool) int {
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "codexd sandbox: "+format+"\n", a...)
 		return code
@@ -61,6 +61,17 @@ func helperMain(args, env []string, probe func() (int, error), stderr io.Writer)
 		// Confinement applies to this thread only; it must be the one that
 		// execs, so it is never unlocked.
 		runtime.LockOSThread()
+		if p.Mode == WorkspaceWrite {
+			if ro := readOnlyPaths(p, func(k string) string { return envValue(env, k) }); len(ro) > 0 {
+				err := protectReadOnly(ro)
+				if errors.Is(err, errNeedUserNS) && !inUserNS {
+					return runInUserNS(args, env, stderr)
+				}
+				if err != nil {
+					return fail(ExitCannotRun, "cannot keep %s read-only for %q: %v; refusing to run it", strings.Join(ro, ", "), argv[0], err)
+				}
+			}
+		}
 		if err := confine(p, abi, env); err != nil {
 			return fail(ExitCannotRun, "cannot confine %q (%s, Landlock ABI %d): %v", argv[0], p.Mode, abi, err)
 		}

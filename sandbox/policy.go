@@ -75,7 +75,8 @@ type WritableRoot struct {
 	// ReadOnlySubpaths are the root's .git (and, for a .git file that
 	// points elsewhere, the directory it points to), .agents, and .codex
 	// (always for the workspace itself, else when it exists). The helper
-	// cannot enforce them (see the package doc); the approval layer should.
+	// keeps those that exist read-only (see the package doc); the approval
+	// layer refuses to auto-approve writes into any of them.
 	ReadOnlySubpaths []string
 }
 

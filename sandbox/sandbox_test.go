@@ -341,7 +341,7 @@ func TestRefusedWithoutLandlock(t *testing.T) {
 		p := Policy{Mode: mode, Cwd: t.TempDir()}
 		enc, _ := encodePolicy(p)
 		var stderr bytes.Buffer
-		code := helperMain([]string{enc, "--", "touch", marker}, []string{"PATH=/usr/bin:/bin"}, noLandlock, &stderr)
+		code := helperMain([]string{enc, "--", "touch", marker}, []string{"PATH=/usr/bin:/bin"}, noLandlock, &stderr, false)
 		if code != ExitCannotRun || exists(marker) {
 			t.Fatalf("%s: exit %d, ran=%v", mode, code, exists(marker))
 		}
