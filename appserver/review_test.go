@@ -62,7 +62,7 @@ func TestReviewStart(t *testing.T) {
 	exited := c.next("exitedReviewMode", func(m *wmsg) bool {
 		return m.Method == "item/completed" && strings.Contains(string(m.Params), `"type":"exitedReviewMode"`)
 	})
-	if got := exited.str(t, "/item/review"); got != "One bug.\n\nReview comment:\n\n- [P1] Bug -- /w/x.go:5-6\n  Explained." {
+	if got := exited.str(t, "/item/review"); got != "One bug.\n\nReview comment:\n\n- [P1] Bug — /w/x.go:5-6\n  Explained." {
 		t.Fatalf("exited review %q", got)
 	}
 	if tc := c.note("turn/completed"); tc.str(t, "/turn/status") != "completed" {

@@ -45,7 +45,7 @@ func TestReviewTurn(t *testing.T) {
 	close(gate)
 	evs = until(t, th, isTurnCompleted)
 	exited := itemsCompleted[*agent.ExitedReviewMode](evs)
-	want := "Mostly fine.\n\nReview comment:\n\n- [P2] Check it -- /w/a.go:1-2\n  Body text."
+	want := "Mostly fine.\n\nReview comment:\n\n- [P2] Check it — /w/a.go:1-2\n  Body text."
 	if len(exited) != 1 || exited[0].Review != want {
 		t.Fatalf("exited %+v", exited)
 	}

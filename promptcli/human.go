@@ -48,7 +48,10 @@ func (s *humanSink) threadStarted(r appproto.ThreadStartResponse) {
 	if r.ReasoningEffort != nil {
 		fmt.Fprintf(&b, "reasoning effort: %s\n", *r.ReasoningEffort)
 	}
-	fmt.Fprintf(&b, "session id: %s\n--------\nuser\n%s\n", r.Thread.ID, strings.TrimRight(s.prompt, "\n"))
+	fmt.Fprintf(&b, "session id: %s\n--------\n", r.Thread.ID)
+	if s.prompt != "" { // a review names itself when it starts
+		fmt.Fprintf(&b, "user\n%s\n", strings.TrimRight(s.prompt, "\n"))
+	}
 	_, _ = io.WriteString(s.err, b.String())
 }
 
@@ -109,6 +112,8 @@ func (s *humanSink) itemCompleted(it appproto.ThreadItem) {
 		}
 		delete(s.streamed, a.ID)
 		s.endLine()
+	case it.EnteredReviewMode != nil:
+		fmt.Fprintf(s.err, "user\n%s\n", it.EnteredReviewMode.Review)
 	case it.Reasoning != nil:
 		if text := strings.TrimSpace(strings.Join(it.Reasoning.Summary, "\n")); text != "" {
 			fmt.Fprintf(s.err, "thinking\n%s\n", text)

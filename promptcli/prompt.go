@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/codexd/codexd/appproto"
 )
 
 // Options describe one run. The zero value of each field is the default
@@ -35,6 +37,9 @@ type Options struct {
 	OutputSchemaFile string
 	// Ephemeral starts a thread that is never written to disk.
 	Ephemeral bool
+	// Review, when set, runs a review (`codexd exec review`) instead of a
+	// turn: the prompt, if any, is its custom instructions.
+	Review *ReviewFlags
 
 	// Signals delivers the process's SIGINT and SIGTERM (cmd/codexd
 	// relays them; tests inject their own). Nil means none arrive.
@@ -55,6 +60,7 @@ type Job struct {
 	opts   Options
 	prompt string
 	schema jsontext.Value
+	review *appproto.ReviewTarget
 }
 
 // UsageError is an error in what the user gave: nothing was run, and the
@@ -87,7 +93,17 @@ func Prepare(opts Options) (*Job, error) {
 	}
 	j := &Job{opts: opts}
 	var err error
-	if j.prompt, err = readPrompt(opts.Prompt, opts.Stdin, opts.Stderr); err != nil {
+	if opts.Review != nil {
+		custom := opts.Prompt
+		if custom == "-" {
+			if custom, err = readPrompt("-", opts.Stdin, opts.Stderr); err != nil {
+				return nil, err
+			}
+		}
+		if j.review, err = reviewTarget(*opts.Review, strings.TrimSpace(custom)); err != nil {
+			return nil, err
+		}
+	} else if j.prompt, err = readPrompt(opts.Prompt, opts.Stdin, opts.Stderr); err != nil {
 		return nil, err
 	}
 	if opts.OutputSchemaFile != "" {

@@ -118,8 +118,16 @@ func (r *runner) run(ctx context.Context) int {
 
 	r.turnStarting = true
 	var turn appproto.TurnStartResponse
+	method := appproto.MethodTurnStart
 	err = r.await(ctx, func(ctx context.Context) error {
 		var err error
+		if t := r.job.review; t != nil {
+			method = appproto.MethodReviewStart
+			var rv appproto.ReviewStartResponse
+			rv, err = appserver.Call(ctx, r.c, appproto.ReviewStart, appproto.ReviewStartParams{ThreadID: r.threadID, Target: *t})
+			turn.Turn = rv.Turn
+			return err
+		}
 		turn, err = appserver.Call(ctx, r.c, appproto.TurnStart, appproto.TurnStartParams{
 			ThreadID:     r.threadID,
 			Input:        []appproto.UserInput{appproto.TextInput(r.job.prompt)},
@@ -127,7 +135,7 @@ func (r *runner) run(ctx context.Context) int {
 		})
 		return err
 	})
-	if code, done := r.failed("turn/start", err); done {
+	if code, done := r.failed(method, err); done {
 		return code
 	}
 	r.setTurn(turn.Turn.ID)
@@ -278,7 +286,12 @@ func (r *runner) handle(m appserver.Message) {
 				}
 			}
 		}
+	case appproto.ItemStartedNotification:
+		p.Item = reviewItem(p.Item)
+		m.Params = p
 	case appproto.ItemCompletedNotification:
+		p.Item = reviewItem(p.Item)
+		m.Params = p
 		if p.Item.AgentMessage != nil && p.ThreadID == r.threadID {
 			r.final, r.hasFinal = p.Item.AgentMessage.Text, true
 		}

@@ -38,6 +38,19 @@ exit codes: 0 completed, 1 the turn failed, 2 bad usage, 130 interrupted
 
 flags:`
 
+const execReviewUsage = `usage: codexd exec review [flags] [--uncommitted | --base BRANCH | --commit SHA [--title TITLE] | "INSTRUCTIONS" | -]
+
+Runs a code review of the repository in the working directory, as codex
+exec review does: the working tree's changes (--uncommitted), what the
+branch would merge into BRANCH (--base), one commit (--commit), or custom
+instructions ("-" reads them from stdin). The reviewer runs git itself;
+its findings are the answer (stdout), in Codex's format. The model is
+review_model when config.toml sets it. With --json, stdout gets JSONL.
+
+exit codes: 0 completed, 1 the review failed, 2 bad usage, 130 interrupted.
+
+flags:`
+
 // runExec is `codexd exec "PROMPT"`: one agent turn through the in-process
 // app-server client (package promptcli).
 func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -45,7 +58,18 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "codexd exec: runs a prompt now; to run a command use: codexd run -- CMD [ARGS...]")
 		return 2
 	}
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	var review *promptcli.ReviewFlags
+	name, usage := "exec", execUsage
+	if len(args) > 0 && args[0] == "review" {
+		args, review, name, usage = args[1:], &promptcli.ReviewFlags{}, "exec review", execReviewUsage
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if review != nil {
+		fs.BoolVar(&review.Uncommitted, "uncommitted", false, "review staged, unstaged and untracked changes")
+		fs.StringVar(&review.Base, "base", "", "review the changes against base `BRANCH`")
+		fs.StringVar(&review.Commit, "commit", "", "review the changes of commit `SHA`")
+		fs.StringVar(&review.Title, "title", "", "the commit's `TITLE`, shown with the review (with --commit)")
+	}
 	jsonOut := fs.Bool("json", false, "print the events to stdout as JSONL")
 	var lastMessage string
 	fs.StringVar(&lastMessage, "output-last-message", "", "write the final agent message to `FILE`")
@@ -55,12 +79,12 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Bool("skip-git-repo-check", false, "accepted for compatibility with codex exec (codexd runs anywhere)")
 	var cf coreFlags
 	cf.register(fs, true)
-	fs.Usage = flagUsage(fs, execUsage)
+	fs.Usage = flagUsage(fs, usage)
 	if code, ok := parseFlags(fs, interspersed(fs, args), stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "codexd exec: one prompt, please (got %d arguments; quote the prompt)\n", fs.NArg())
+		fmt.Fprintf(stderr, "codexd %s: one prompt, please (got %d arguments; quote the prompt)\n", name, fs.NArg())
 		return 2
 	}
 	if err := cf.validate(); err != nil {
@@ -74,7 +98,7 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The prompt is read first: a Ctrl-C while stdin is read still kills.
 	job, err := promptcli.Prepare(promptcli.Options{
 		Prompt: fs.Arg(0), Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		JSON: *jsonOut, OutputLastMessage: lastMessage, OutputSchemaFile: *schema, Ephemeral: *ephemeral,
+		JSON: *jsonOut, OutputLastMessage: lastMessage, OutputSchemaFile: *schema, Ephemeral: *ephemeral, Review: review,
 		ClientVersion: codexVersion,
 		Banner:        fmt.Sprintf("codexd %s (Codex %s protocol)", version, codexVersion),
 	})

@@ -205,7 +205,7 @@ func findingsBlock(fs []Finding) string {
 	}
 	for _, f := range fs {
 		loc := f.CodeLocation
-		fmt.Fprintf(&b, "\n\n- %s -- %s:%d-%d", f.Title, loc.AbsoluteFilePath, loc.LineRange.Start, loc.LineRange.End)
+		fmt.Fprintf(&b, "\n\n- %s — %s:%d-%d", f.Title, loc.AbsoluteFilePath, loc.LineRange.Start, loc.LineRange.End)
 		for _, line := range strings.Split(f.Body, "\n") {
 			if f.Body == "" {
 				break

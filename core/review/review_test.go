@@ -26,12 +26,12 @@ func TestParse(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	got := Render(Parse(sample))
-	want := "One bug.\n\nReview comment:\n\n- [P1] Off by one -- /r/a.go:3-4\n  The loop skips the last item.\n  It matters."
+	want := "One bug.\n\nReview comment:\n\n- [P1] Off by one — /r/a.go:3-4\n  The loop skips the last item.\n  It matters."
 	if got != want {
 		t.Fatalf("render:\n%s\nwant:\n%s", got, want)
 	}
 	two := Parse(`{"findings":[{"title":"a"},{"title":"b"}]}`)
-	if got := Render(two); !strings.HasPrefix(got, "Full review comments:\n\n- a -- :0-0\n\n- b") {
+	if got := Render(two); !strings.HasPrefix(got, "Full review comments:\n\n- a — :0-0\n\n- b") {
 		t.Fatalf("two findings: %q", got)
 	}
 	if got := Render(Output{}); got != FallbackMessage {
