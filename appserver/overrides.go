@@ -65,7 +65,8 @@ func (s *Server) overrides(r overrideReq) (agent.Overrides, error) {
 		switch *r.sandboxMode {
 		case appproto.SandboxModeReadOnly, appproto.SandboxModeWorkspaceWrite, appproto.SandboxModeDangerFullAccess:
 		default:
-			return o, invalidRequest(fmt.Sprintf("unknown sandbox mode `%s`", *r.sandboxMode))
+			// serde's text for the enum Codex decodes the member into.
+			return o, invalidRequest(fmt.Sprintf("Invalid request: unknown variant `%s`, expected one of `read-only`, `workspace-write`, `danger-full-access`", *r.sandboxMode))
 		}
 		o.Sandbox, mode = &agent.SandboxPolicy{Mode: agent.SandboxMode(*r.sandboxMode)}, *r.sandboxMode
 	case r.sandboxPolicy != nil:

@@ -338,13 +338,19 @@ func matchUnimplemented(d *difference, _, _ *observation) (bool, string) {
 // readmeDeliberateIDs returns the ids in brackets that the README's list
 // of deliberate differences of the exec-server holds.
 func readmeDeliberateIDs(readme string) []string {
-	const head = "Deliberate differences a client can see"
+	return readmeSectionIDs(readme, "Deliberate differences a client can see", "\n## ")
+}
+
+// readmeSectionIDs returns the ids in brackets (`[id]`) of the README's
+// section that starts at the line holding head and ends at the next line
+// that starts with end.
+func readmeSectionIDs(readme, head, end string) []string {
 	i := strings.Index(readme, head)
 	if i < 0 {
 		return nil
 	}
 	section := readme[i:]
-	if j := strings.Index(section[len(head):], "\n## "); j >= 0 {
+	if j := strings.Index(section[len(head):], end); j >= 0 {
 		section = section[:len(head)+j]
 	}
 	var ids []string
