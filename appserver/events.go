@@ -233,6 +233,11 @@ func (t *thread) turnCompletedLocked(ev agent.Event, m agent.TurnCompleted, out 
 	}
 	t.toSubscribersLocked(out, appproto.TurnCompletedN.Name(), appproto.TurnNotification{ThreadID: t.id, Turn: turn})
 	t.withdrawAllLocked(out)
+	// An ended turn's items are as the core reported them: what deltas
+	// brought to items that never completed is not kept either.
+	for _, v := range a.items {
+		v.dropDeltas()
+	}
 	t.st.history = append(t.st.history, a.toHist(m, ev.Time))
 	t.st.active = nil
 	t.st.lastTerminalTurnID = a.id

@@ -17,7 +17,8 @@ import (
 // turn boundaries, strays of other turns, deltas after completion) into a
 // thread's state, projecting it as thread/read would between them. Nothing
 // panics, every projection encodes, and what the views keep stays within
-// their bounds; a completed item keeps no delta.
+// their bounds; a completed item, or any item of an ended turn, keeps no
+// delta.
 //
 // A script is read 3 bytes an event: the kind, an item (or turn) pick, an
 // argument (a size or an index).
@@ -86,9 +87,9 @@ func FuzzApplyEvents(f *testing.F) {
 		if _, err := json.Marshal(th.wireLocked(true)); err != nil {
 			t.Fatalf("thread/read of the state does not encode: %v", err)
 		}
-		check := func(v *itemView) {
-			if v.done && (v.text.len() != 0 || v.output.len() != 0 || v.summary.parts != nil || v.content.parts != nil) {
-				t.Fatalf("completed item %s keeps deltas", v.item.ItemID())
+		check := func(v *itemView, ended bool) {
+			if (v.done || ended) && (v.text.len() != 0 || v.output.len() != 0 || v.summary.parts != nil || v.content.parts != nil) {
+				t.Fatalf("item %s (done %v, turn ended %v) keeps deltas", v.item.ItemID(), v.done, ended)
 			}
 			for _, b := range []*deltaBuf{&v.text, &v.output} {
 				if len(b.head) > maxViewBytes/2 || len(b.tail) > maxViewBytes || len(b.String()) > maxViewBytes+64 {
@@ -103,12 +104,12 @@ func FuzzApplyEvents(f *testing.F) {
 		}
 		if a := th.st.active; a != nil {
 			for _, v := range a.items {
-				check(v)
+				check(v, false)
 			}
 		}
 		for _, h := range th.st.history {
 			for _, v := range h.views {
-				check(v)
+				check(v, true)
 			}
 		}
 	})

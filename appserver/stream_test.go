@@ -290,3 +290,40 @@ func TestDeltaViewsBounded(t *testing.T) {
 		t.Fatalf("the heap grew by %d MiB over 3 completed turns: delta buffers are kept", grown>>20)
 	}
 }
+
+// A turn that ends with items still running (interrupted, failed, a cut
+// stream) keeps nothing of their deltas either: the ended turn's items
+// are as the core reported them.
+func TestUnfinishedItemDeltasDroppedAtTurnEnd(t *testing.T) {
+	chunk := bytes.Repeat([]byte("q"), 64<<10)
+	e := newEnv(t, agenttest.Options{}, Config{})
+	e.core.SetTurn(func(tt *agenttest.Turn) {
+		tt.Emit(agent.ItemStarted{Item: &agent.CommandExecution{ID: "cmd", Command: "yes", Cwd: "/", Status: agent.ItemStatusInProgress}})
+		tt.Emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: "msg"}})
+		tt.Emit(agent.ItemStarted{Item: &agent.Reasoning{ID: "rs"}})
+		for range 64 {
+			tt.Emit(agent.CommandOutputDelta{ItemID: "cmd", Stream: "stdout", Data: chunk})
+			tt.Emit(agent.AgentMessageDelta{ItemID: "msg", Delta: string(chunk)})
+			tt.Emit(agent.ReasoningSummaryDelta{ItemID: "rs", Delta: string(chunk)})
+		}
+		tt.Fail(agent.TurnError{Message: "stream cut"})
+	})
+	l := newLeanClient(t, e.srv)
+	th := l.startThread()
+	l.turnEnded(l.startTurn(th)) // warm up
+	before := heapAfterGC()
+	for range 8 {
+		l.turnEnded(l.startTurn(th))
+	}
+	got := l.read(th)
+	for _, it := range got.Turns[len(got.Turns)-1].Items {
+		if it.CommandExecution != nil && it.CommandExecution.AggregatedOutput != nil {
+			t.Fatalf("an ended turn's unfinished command shows %d bytes of deltas", len(*it.CommandExecution.AggregatedOutput))
+		}
+	}
+	grown := int64(heapAfterGC()) - int64(before)
+	t.Logf("heap grew by %d bytes over 8 ended turns", grown)
+	if grown > 4<<20 {
+		t.Fatalf("the heap grew by %d MiB over 8 ended turns: their unfinished items keep their deltas", grown>>20)
+	}
+}
