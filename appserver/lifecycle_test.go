@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
@@ -245,5 +246,97 @@ func TestArchiveOfAThreadAnotherServerHolds(t *testing.T) {
 	a.note("turn/completed")
 	if got, _ := listIDs(t, a, map[string]any{"archived": true}); len(got) != 0 {
 		t.Fatalf("archived: %v", got)
+	}
+}
+
+// A thread with no subscriber and no running turn is unloaded once it has
+// been so for Config.IdleUnload (Codex's THREAD_UNLOADING_DELAY, 30
+// minutes): every connection gets thread/status/changed notLoaded and then
+// thread/closed, and neither the server nor the core keeps it. A thread
+// with a subscriber, or with a running turn, stays. Before, every thread
+// stayed loaded for the life of the server.
+func TestIdleThreadsAreUnloaded(t *testing.T) {
+	gate := agenttest.NewGate()
+	core := agenttest.New(agenttest.Options{Turn: func(tr *agenttest.Turn) {
+		if in := tr.Input(); len(in) > 0 && in[0].Text == "hold" && tr.Wait(gate) != nil {
+			return
+		}
+		agenttest.DefaultTurn(tr)
+	}})
+	e := newEnvWith(t, core, Config{IdleUnload: time.Millisecond})
+	obs := e.dial("observer")
+	obs.initialize(nil)
+	kept := obs.startThread(nil) // its subscriber stays
+	a := e.dial("client")
+	a.initialize(nil)
+	const n = 300
+	idle := map[string]bool{}
+	for i := range n {
+		id := a.startThread(nil)
+		idle[id] = true
+		if i%10 == 0 {
+			a.startTurn(id, "x")
+			a.next("the turn's end", func(m *wmsg) bool {
+				return m.Method == "turn/completed" && strings.Contains(string(m.Params), id)
+			})
+		}
+	}
+	busy := a.startThread(nil)
+	a.startTurn(busy, "hold")
+	a.note("turn/started")
+	if got := len(e.srv.loadedThreads()); got != n+2 {
+		t.Fatalf("%d threads loaded, want %d", got, n+2)
+	}
+	a.conn.Close() // the client goes: its threads have no subscriber left
+
+	closed := func() string {
+		t.Helper()
+		m := obs.note("thread/closed")
+		id := m.str(t, "/threadId")
+		// notLoaded came first.
+		for _, m := range obs.logged() {
+			if m.Method == "thread/closed" && strings.Contains(string(m.Params), id) {
+				t.Fatalf("thread/closed of %s before its notLoaded", id)
+			}
+			if m.Method == "thread/status/changed" && strings.Contains(string(m.Params), id) &&
+				strings.Contains(string(m.Params), `"notLoaded"`) {
+				break
+			}
+		}
+		return id
+	}
+	for len(idle) > 0 {
+		id := closed()
+		if !idle[id] {
+			t.Fatalf("thread/closed for %s (kept %s, busy %s)", id, kept, busy)
+		}
+		delete(idle, id)
+	}
+	loaded := func() []string {
+		t.Helper()
+		var r appproto.ThreadLoadedListResponse
+		if err := pointer(obs.call(appproto.MethodThreadLoadedList, map[string]any{}).Result, "", &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Data
+	}
+	if got := loaded(); strings.Join(got, " ") != kept+" "+busy {
+		t.Fatalf("loaded after the idle ones went: %v, want %s %s", got, kept, busy)
+	}
+	// The running turn ends: then its thread goes too.
+	gate.Open()
+	if id := closed(); id != busy {
+		t.Fatalf("closed %s, want %s", id, busy)
+	}
+	if got := loaded(); len(got) != 1 || got[0] != kept {
+		t.Fatalf("loaded: %v, want %s", got, kept)
+	}
+	if core.Thread(busy) != nil {
+		t.Fatal("the core still holds an unloaded thread")
+	}
+	// An unloaded thread is resumed from the core as usual.
+	obs.call(appproto.MethodThreadResume, map[string]any{"threadId": busy})
+	if got := len(e.srv.loadedThreads()); got != 2 {
+		t.Fatalf("%d loaded after a resume", got)
 	}
 }

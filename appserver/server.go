@@ -56,6 +56,10 @@ type Config struct {
 	// Requirements are managed constraints on the settings clients may
 	// choose; nil means none.
 	Requirements *Requirements
+	// IdleUnload is how long a thread stays loaded once it has no
+	// subscriber and no running turn (0 means DefaultIdleUnload, negative
+	// never unloads).
+	IdleUnload time.Duration
 	// InstallationID is the installation's id, reported in
 	// remoteControl/status/changed (Codex keeps it in
 	// $CODEX_HOME/installation_id); empty means a fresh one per server.

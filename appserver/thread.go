@@ -57,7 +57,16 @@ type threadState struct {
 	// requests are the unresolved server requests of the thread.
 	requests []*serverRequest
 	usage    *agent.TokenUsageInfo
+	// unloaded: the thread accepts nothing more (its listener has ended,
+	// or it is shutting down for idleness; see idle.go).
 	unloaded bool
+	// closedIdle: it was unloaded for idleness (thread/closed follows).
+	closedIdle bool
+	// lastActivity and noSubsSince (zero while it has subscribers) time
+	// the idle unload; idleTimer wakes its check.
+	lastActivity time.Time
+	noSubsSince  time.Time
+	idleTimer    *time.Timer
 }
 
 // pendingInterrupt is a turn/interrupt waiting for its turn to end.
@@ -132,7 +141,7 @@ type cmdDropSession struct{ sess *session }
 func (s *Server) loadThread(l *agent.Loaded) (*thread, bool) {
 	t := &thread{srv: s, id: l.Thread.ID(), th: l.Thread, created: l.Info.CreatedAt, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	t.st = threadState{info: l.Info, settings: l.Thread.Settings(), status: appproto.ThreadStatus{Type: appproto.StatusIdle},
-		history: histFrom(l.History), usage: l.Usage}
+		history: histFrom(l.History), usage: l.Usage, lastActivity: time.Now()}
 	s.mu.Lock()
 	if old := s.threads[t.id]; old != nil {
 		s.mu.Unlock()
@@ -147,6 +156,7 @@ func (s *Server) loadThread(l *agent.Loaded) (*thread, bool) {
 	s.listeners.Add(1)
 	t.mu.Lock()
 	s.mu.Unlock()
+	t.armIdleLocked()
 	go t.listen()
 	return t, true
 }
@@ -166,7 +176,9 @@ func (t *thread) listen() {
 				return
 			}
 			t.mu.Lock()
+			t.noteActivityLocked()
 			t.apply(ev, &out)
+			t.armIdleLocked()
 			t.mu.Unlock()
 		case <-t.wake:
 			t.cmdMu.Lock()
@@ -177,6 +189,7 @@ func (t *thread) listen() {
 			for _, c := range cmds {
 				c.run(t, &out)
 			}
+			t.armIdleLocked()
 			t.mu.Unlock()
 		}
 		out.flush()
@@ -211,6 +224,11 @@ func (t *thread) unload() {
 	}
 	t.st.interrupts = nil
 	t.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusNotLoaded}, &out)
+	if t.st.closedIdle {
+		// As Codex: notLoaded, then thread/closed, to every connection.
+		out.toAll(t.srv, t.closedNote())
+	}
+	t.stopIdleLocked()
 	t.mu.Unlock()
 	t.srv.mu.Lock()
 	if t.srv.threads[t.id] == t {
@@ -237,6 +255,7 @@ func (t *thread) subscribeLocked(sess *session) bool {
 		return false
 	}
 	t.st.subscribers = append(t.st.subscribers, sess)
+	t.armIdleLocked()
 	return true
 }
 
@@ -251,6 +270,7 @@ func (t *thread) unsubscribeLocked(sess *session, out *outbox) bool {
 	t.st.subscribers = slices.Delete(t.st.subscribers, i, i+1)
 	sess.unsubscribe(t)
 	t.orphanedRequestsLocked(sess, out)
+	t.armIdleLocked()
 	return true
 }
 

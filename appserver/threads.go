@@ -140,6 +140,13 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 		t.mu.Lock()
 		if t.st.unloaded {
 			t.mu.Unlock()
+			// It is shutting down (idle, or archived): once its listener
+			// has ended the core has let it go, and it loads afresh.
+			select {
+			case <-t.done:
+			case <-ctx.Done():
+				return appproto.ThreadResumeResponse{}, internalError("thread/resume: " + ctx.Err().Error())
+			}
 			t = nil
 		}
 	}
@@ -439,7 +446,8 @@ func (s *Server) threadUnsubscribe(ctx context.Context, c *call, p appproto.Thre
 	if !ok {
 		return appproto.ThreadUnsubscribeResponse{Status: "notSubscribed"}, nil
 	}
-	// The thread stays loaded, as in Codex 0.169.
+	// The thread stays loaded, as in Codex 0.169, until it has been
+	// idle with no subscriber for Config.IdleUnload (idle.go).
 	return appproto.ThreadUnsubscribeResponse{Status: "unsubscribed"}, nil
 }
 

@@ -77,6 +77,7 @@ func (s *Server) turnStart(ctx context.Context, c *call, p appproto.TurnStartPar
 	case err != nil:
 		return appproto.TurnStartResponse{}, internalError("failed to submit turn input: " + err.Error())
 	}
+	t.noteActivityLocked() // its TurnStarted may not have reached the listener yet
 	resp := appproto.TurnStartResponse{Turn: appproto.Turn{ID: turnID, RootTurnID: ptr(turnID), Items: []appproto.ThreadItem{},
 		ItemsView: appproto.ItemsNotLoaded, Status: appproto.TurnInProgress}}
 	c.respond(resp, nil)
