@@ -3,6 +3,7 @@ package rpcserve
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"net"
 	"net/http"
 	"strings"
 
@@ -81,6 +82,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "invalid websocket bearer token", http.StatusUnauthorized)
 			return
 		}
+	}
+	if c, ok := r.Context().Value(connKey{}).(net.Conn); ok && refusePeer(c) {
+		http.Error(w, ErrOwnCommand.Error(), http.StatusForbidden)
+		return
 	}
 	// Accept answers 400 to anything that is not a WebSocket upgrade.
 	stream, err := jsonrpc.AcceptWebSocket(w, r, h.maxMessage)

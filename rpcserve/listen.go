@@ -51,7 +51,8 @@ func Listen(ep Endpoint, addr jsonrpc.Listen, opts Options) (*Listener, error) {
 		}
 		l.ln = ln
 		l.url = "ws://" + ln.Addr().String()
-		l.httpSrv = &http.Server{Handler: Handler(ep, opts), ReadHeaderTimeout: 10 * time.Second}
+		l.httpSrv = &http.Server{Handler: Handler(ep, opts), ReadHeaderTimeout: 10 * time.Second,
+			ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }}
 	case "unix":
 		ln, fi, err := listenUnix(addr.Addr)
 		if err != nil {
@@ -109,6 +110,10 @@ func (l *Listener) Serve(stdin io.Reader, stdout io.Writer) error {
 				return err
 			}
 			go func() {
+				if refusePeer(nc) {
+					_ = nc.Close()
+					return
+				}
 				_ = l.ep.ServeStreamFrom(jsonrpc.NewLineStream(nc, l.opts.MaxMessage), "unix", l.addr.Addr)
 			}()
 		}

@@ -20,9 +20,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/sandbox"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Children of the peer tests: the sandbox helper, and a client.
+	sandbox.RunHelperIfRequested()
+	if url := os.Getenv(dialEnv); url != "" {
+		dialAsClient(url)
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 const deadline = 15 * time.Second
 

@@ -54,13 +54,16 @@ func main() {
 	// A command wrapped by sandbox.Wrap re-executes codexd as its helper:
 	// confine and exec it before anything else runs.
 	sandbox.RunHelperIfRequested()
-	if len(os.Args) > 1 && os.Args[1] == "exec-server" {
-		// Every child of this process is started by the exec-server:
-		// orphans of their descendants come back to it, to be reaped and
-		// killed with their session (or the server). (Here rather than in
-		// run, which tests call in their own process.)
+	if len(os.Args) > 1 && (os.Args[1] == "exec-server" || os.Args[1] == "app-server") {
+		// Every child of this process is started by the exec-server (or
+		// command/exec, through the same package): orphans of their
+		// descendants come back to it, to be reaped and killed with their
+		// session (or the server), and stay in its tree, where the
+		// listeners recognise them and refuse them as clients (package
+		// peerguard). (Here rather than in run, which tests call in their
+		// own process.)
 		if err := procs.EnableSubreaper(); err != nil {
-			fmt.Fprintln(os.Stderr, "codexd exec-server: cannot become a child subreaper:", err)
+			fmt.Fprintln(os.Stderr, "codexd "+os.Args[1]+": cannot become a child subreaper:", err)
 		}
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -1,0 +1,212 @@
+package peerguard
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// IsDescendant reports whether the peer of c, a loopback TCP or a Unix
+// socket connection of this process, is a descendant of this process. Any
+// other connection is not.
+func IsDescendant(c net.Conn) (bool, error) {
+	switch c := c.(type) {
+	case *net.UnixConn:
+		pid, err := unixPeerPID(c)
+		if err != nil {
+			return false, err
+		}
+		desc, _, err := descendants()
+		if err != nil {
+			return false, err
+		}
+		return desc[pid], nil
+	case *net.TCPConn:
+		local, lok := c.LocalAddr().(*net.TCPAddr)
+		remote, rok := c.RemoteAddr().(*net.TCPAddr)
+		if !lok || !rok || !remote.IP.IsLoopback() {
+			return false, nil
+		}
+		return tcpPeerIsDescendant(local.AddrPort(), remote.AddrPort())
+	}
+	return false, nil
+}
+
+func unixPeerPID(c *net.UnixConn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *unix.Ucred
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return 0, err
+	}
+	if serr != nil {
+		return 0, serr
+	}
+	return int(cred.Pid), nil
+}
+
+// tcpPeerIsDescendant finds the client socket of the connection from
+// client to server and whether a descendant holds it.
+func tcpPeerIsDescendant(server, client netip.AddrPort) (bool, error) {
+	desc, order, err := descendants()
+	if err != nil || len(desc) == 0 {
+		return false, err
+	}
+	inode, err := socketInode(client, server)
+	if err != nil {
+		return false, err
+	}
+	if inode == "" {
+		return false, nil // gone already: nobody can talk through it
+	}
+	target := "socket:[" + inode + "]"
+	unreadable := false
+	for _, pid := range order {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, os.ErrPermission) {
+				unreadable = true
+			}
+			continue // exited meanwhile
+		}
+		for _, e := range ents {
+			if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == target {
+				return true, nil
+			}
+		}
+	}
+	return unreadable, nil
+}
+
+// socketInode is the inode of the TCP socket whose local end is local and
+// remote end remote, from /proc/net/tcp and tcp6; "" if there is none.
+func socketInode(local, remote netip.AddrPort) (string, error) {
+	for _, file := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+		f, err := os.Open(file)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return "", err
+		}
+		inode, err := findSocket(f, local, remote)
+		f.Close()
+		if err != nil || inode != "" {
+			return inode, err
+		}
+	}
+	return "", nil
+}
+
+func findSocket(f *os.File, local, remote netip.AddrPort) (string, error) {
+	sc := bufio.NewScanner(f)
+	sc.Scan() // the header
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 10 {
+			continue
+		}
+		l, err1 := parseProcAddr(fields[1])
+		r, err2 := parseProcAddr(fields[2])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if sameAddr(l, local) && sameAddr(r, remote) {
+			return fields[9], nil
+		}
+	}
+	return "", sc.Err()
+}
+
+func sameAddr(a, b netip.AddrPort) bool {
+	return a.Port() == b.Port() && a.Addr().Unmap() == b.Addr().Unmap()
+}
+
+// parseProcAddr reads /proc/net/tcp's "0100007F:1F90": the address as
+// 32-bit words in host (little-endian) order, then the port.
+func parseProcAddr(s string) (netip.AddrPort, error) {
+	hexAddr, hexPort, ok := strings.Cut(s, ":")
+	if !ok {
+		return netip.AddrPort{}, fmt.Errorf("bad address %q", s)
+	}
+	raw, err := hex.DecodeString(hexAddr)
+	if err != nil || (len(raw) != 4 && len(raw) != 16) {
+		return netip.AddrPort{}, fmt.Errorf("bad address %q", s)
+	}
+	for i := 0; i < len(raw); i += 4 {
+		raw[i], raw[i+1], raw[i+2], raw[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
+	}
+	port, err := strconv.ParseUint(hexPort, 16, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("bad port %q", s)
+	}
+	addr, _ := netip.AddrFromSlice(raw)
+	return netip.AddrPortFrom(addr, uint16(port)), nil
+}
+
+// descendants returns the pids whose ppid chain leads to this process,
+// as a set and in /proc order.
+func descendants() (map[int]bool, []int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, nil, err
+	}
+	parent := map[int]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := readPPID(pid); ok {
+			parent[pid] = ppid
+		}
+	}
+	self := os.Getpid()
+	desc := map[int]bool{}
+	var order []int
+	for pid := range parent {
+		// Walk up until this process, init, or a known answer.
+		for p, steps := parent[pid], 0; p > 0 && steps < len(parent); p, steps = parent[p], steps+1 {
+			if p == self || desc[p] {
+				desc[pid] = true
+				order = append(order, pid)
+				break
+			}
+		}
+	}
+	return desc, order, nil
+}
+
+// readPPID reads the 4th field of /proc/PID/stat (after the command name,
+// which may hold spaces and parentheses).
+func readPPID(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}
