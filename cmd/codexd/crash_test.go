@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,9 +39,11 @@ func TestAppServerKill9MidTurn(t *testing.T) {
 	}{
 		{"answer streaming", "echo crash-marker", "item/agentMessage/delta", nil, true,
 			[]string{"first answer", `"call_id":"call_crash"`, "crash-marker", `"third"`}},
-		{"command running", "sleep 600", "item/started", func(p map[string]any) bool {
-			item, _ := p["item"].(map[string]any)
-			return item["type"] == "commandExecution"
+		// The command prints its pid, then is the process the exec-server
+		// started until it is killed.
+		{"command running", "echo codexd-pid=$$; exec sleep 600", "item/commandExecution/outputDelta", func(p map[string]any) bool {
+			d, _ := p["delta"].(string)
+			return strings.Contains(d, "codexd-pid=")
 		}, false,
 			[]string{"first answer", `"call_id":"call_crash"`, `"output":"aborted"`, `"third"`}},
 	}
@@ -49,6 +53,8 @@ func TestAppServerKill9MidTurn(t *testing.T) {
 		})
 	}
 }
+
+var pidRE = regexp.MustCompile(`codexd-pid=(\d+)`)
 
 func kill9MidTurn(t *testing.T, command, killAt string, isKill func(map[string]any) bool, cmdDone bool, want []string) {
 	step0 := 0
@@ -106,8 +112,21 @@ stream_max_retries = 0
 			return item["type"] == "commandExecution"
 		})
 	}
-	s.waitFor(killAt, isKill)
+	at := s.waitFor(killAt, isKill)
+	// A command still running must not outlive the server: it is watched
+	// from before the kill, so that its pid cannot have been reused. On the
+	// main of 2026-12-02 it was reparented to init and kept running.
+	var cmdGone func(time.Duration) error
+	if m := pidRE.FindStringSubmatch(string(at)); m != nil {
+		pid, _ := strconv.Atoi(m[1])
+		cmdGone = watchPid(t, pid)
+	}
 	s.kill9()
+	if cmdGone != nil {
+		if err := cmdGone(20 * time.Second); err != nil {
+			t.Errorf("the command outlived the server killed with SIGKILL: %v", err)
+		}
+	}
 
 	// The restarted server reads the thread back from its rollout.
 	s = startAppServer(t, env, dir)

@@ -109,7 +109,7 @@ func spawnPipes(prog string, argv, env []string, cwd string, pipeStdin bool, cgr
 		Dir:   cwd,
 		Env:   env,
 		Files: files,
-		Sys:   inCgroup(&syscall.SysProcAttr{Setsid: true}, cgroup),
+		Sys:   dieWithServer(inCgroup(&syscall.SysProcAttr{Setsid: true}, cgroup)),
 	})
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func spawnPTY(prog string, argv, env []string, cwd string, rows, cols uint16, cg
 		Files: []*os.File{tty, tty, tty},
 		// The child leads a new session whose controlling terminal is the
 		// pty (its fd 0), so ^C and job control behave as in a terminal.
-		Sys: inCgroup(&syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, cgroup),
+		Sys: dieWithServer(inCgroup(&syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, cgroup)),
 	})
 	if err != nil {
 		return nil, err

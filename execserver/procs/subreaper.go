@@ -40,8 +40,12 @@ func track(pid int) {
 
 func untrack(pid int) {
 	children.mu.Lock()
+	was := children.tracked[pid]
 	delete(children.tracked, pid)
 	children.mu.Unlock()
+	if was {
+		spawnReleased()
+	}
 }
 
 func isTracked(pid int) bool {
@@ -55,9 +59,13 @@ func isTracked(pid int) bool {
 func spawnTracked(opts *StartOptions, rows, cols uint16, cgroup *os.File) (*spawned, error) {
 	children.spawn.RLock()
 	defer children.spawn.RUnlock()
-	sp, err := spawn(opts, rows, cols, cgroup)
+	var sp *spawned
+	var err error
+	onSpawnThread(func() { sp, err = spawn(opts, rows, cols, cgroup) }) // see pdeathsig_linux.go
 	if err == nil {
 		track(sp.proc.Pid)
+	} else {
+		spawnReleased()
 	}
 	return sp, err
 }

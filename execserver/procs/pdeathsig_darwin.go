@@ -1,0 +1,11 @@
+package procs
+
+import "syscall"
+
+// macOS has no PR_SET_PDEATHSIG: a child may outlive a server that is
+// killed with SIGKILL (see pdeathsig_linux.go).
+func onSpawnThread(f func()) { f() }
+
+func spawnReleased() {}
+
+func dieWithServer(attr *syscall.SysProcAttr) *syscall.SysProcAttr { return attr }
