@@ -1,5 +1,7 @@
 package agent
 
+import "strings"
+
 // Op is an operation submitted to a Thread. The concrete types are the
 // structs in this file; the set is closed.
 type Op interface{ isOp() }
@@ -109,6 +111,30 @@ type ReviewTarget struct {
 	SHA          string
 	Title        string
 	Instructions string
+}
+
+// Hint names the review for the user, with Codex's wording (its clients
+// show it): "current changes", "changes against 'main'", "commit abc1234:
+// title" (the first seven characters of the sha), or the instructions.
+func (t ReviewTarget) Hint() string {
+	switch t.Type {
+	case "uncommittedChanges":
+		return "current changes"
+	case "baseBranch":
+		return "changes against '" + t.Branch + "'"
+	case "commit":
+		short := t.SHA
+		if r := []rune(short); len(r) > 7 {
+			short = string(r[:7])
+		}
+		if t.Title != "" {
+			return "commit " + short + ": " + t.Title
+		}
+		return "commit " + short
+	case "custom":
+		return strings.TrimSpace(t.Instructions)
+	}
+	return ""
 }
 
 func (Compact) isOp() {}

@@ -58,8 +58,11 @@ func (s *Server) reviewStart(ctx context.Context, c *call, p appproto.ReviewStar
 	if err != nil {
 		return appproto.ReviewStartResponse{}, submitError("failed to start review: ", t.id, err)
 	}
-	resp := appproto.ReviewStartResponse{ReviewThreadID: t.id, Turn: appproto.Turn{ID: turnID, RootTurnID: ptr(turnID),
-		Items: []appproto.ThreadItem{}, ItemsView: appproto.ItemsNotLoaded, Status: appproto.TurnInProgress}}
+	// As Codex answers: the turn carries the review's hint as its user
+	// message (with the turn's id), and no root turn id.
+	hint := appproto.UserMessageItem{Type: "userMessage", ID: turnID, Content: wireInputs([]agent.Input{{Type: "text", Text: target.Hint()}})}
+	resp := appproto.ReviewStartResponse{ReviewThreadID: t.id, Turn: appproto.Turn{ID: turnID,
+		Items: []appproto.ThreadItem{{UserMessage: &hint}}, ItemsView: appproto.ItemsNotLoaded, Status: appproto.TurnInProgress}}
 	c.respond(resp, nil)
 	return resp, errDeferred
 }

@@ -41,7 +41,11 @@ func TestReviewStart(t *testing.T) {
 	res := c.call(appproto.MethodReviewStart, map[string]any{"threadId": id, "delivery": "inline",
 		"target": map[string]any{"type": "baseBranch", "branch": " main "}})
 	turnID := res.str(t, "/turn/id")
-	if res.str(t, "/reviewThreadId") != id || res.str(t, "/turn/status") != "inProgress" {
+	// Codex's answer: the hint as the turn's user message, with the turn's
+	// id, and a null rootTurnId.
+	if res.str(t, "/reviewThreadId") != id || res.str(t, "/turn/status") != "inProgress" ||
+		res.str(t, "/turn/items/0/content/0/text") != "changes against 'main'" || res.str(t, "/turn/items/0/id") != turnID ||
+		!strings.Contains(string(res.Result), `"rootTurnId":null`) {
 		t.Fatalf("answer %s", res)
 	}
 	entered := c.next("enteredReviewMode", func(m *wmsg) bool {

@@ -12,10 +12,6 @@ import (
 	"github.com/codexd/codexd/core/prompt"
 )
 
-// compactWarning follows every compaction, as Codex's does: the model now
-// works from a summary.
-const compactWarning = "The conversation was compacted: the model now works from a summary of it. Long threads and repeated compactions can make it less accurate; a new thread keeps the context small."
-
 // errCompactFailed wraps what stops a compaction.
 var errCompactFailed = errors.New("compaction failed")
 
@@ -106,9 +102,9 @@ func (tr *turn) compact() error {
 	rebuilt := compaction.Rebuild(compaction.UserMessages(history), summary,
 		compaction.UserBudget(t.core.threshold(tr.settings.Model)))
 	t.replaceHistory(tr.id, summary, rebuilt)
-	tr.emit(agent.ItemCompleted{Item: item})
+	// The usage first, then the item's end, in Codex's order.
 	tr.reportRebuiltUsage(window, used)
-	tr.emit(agent.Warning{Message: compactWarning})
+	tr.emit(agent.ItemCompleted{Item: item})
 	return nil
 }
 

@@ -212,7 +212,8 @@ func TestManualCompactTurn(t *testing.T) {
 			kinds = append(kinds, describeEvent(ev))
 		}
 	}
-	if len(kinds) != 4 || !strings.Contains(kinds[0], "ContextCompaction") || evs[len(evs)-1].Msg.(agent.TurnCompleted).Status != agent.TurnStatusCompleted {
+	// As Codex 0.169: the usage, the item's end, the turn's end; no warning.
+	if len(kinds) != 3 || !strings.Contains(kinds[0], "TokenCount") || !strings.Contains(kinds[1], "ContextCompaction") || evs[len(evs)-1].Msg.(agent.TurnCompleted).Status != agent.TurnStatusCompleted {
 		t.Fatalf("events %v", kinds)
 	}
 	// The summary request carried the conversation and our prompt, and no

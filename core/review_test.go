@@ -31,6 +31,9 @@ func TestReviewTurn(t *testing.T) {
 	if ts := msgs[agent.TurnStarted](evs); len(ts) != 1 || ts[0].Kind != "review" {
 		t.Fatalf("started %s", describe(evs))
 	}
+	if asked := itemsCompleted[*agent.UserMessage](evs); len(asked) != 1 || !strings.Contains(asked[0].Content[0].Text, "git show 0123456789") {
+		t.Fatalf("the review's user message %+v", asked)
+	}
 	entered := itemsCompleted[*agent.EnteredReviewMode](evs)
 	if len(entered) != 1 || entered[0].Review != "commit 0123456: Add a" {
 		t.Fatalf("entered %+v", entered)
@@ -52,8 +55,11 @@ func TestReviewTurn(t *testing.T) {
 	if done := evs[len(evs)-1].Msg.(agent.TurnCompleted); done.Status != agent.TurnStatusCompleted || done.LastAgentMessage != want {
 		t.Fatalf("completed %+v", done)
 	}
-	if n := len(itemsCompleted[*agent.AgentMessage](evs)); n != 0 {
-		t.Fatalf("%d agent messages shown", n)
+	// The review is then the turn's answer, as in Codex; the reviewer's
+	// own messages are not shown.
+	answers := itemsCompleted[*agent.AgentMessage](evs)
+	if len(answers) != 1 || answers[0].Text != want || evs[len(evs)-1].Msg.(agent.TurnCompleted).LastAgentMessageID != answers[0].ID {
+		t.Fatalf("answers %+v", answers)
 	}
 
 	m.request(t)

@@ -34,6 +34,10 @@ func (tr *turn) runReview() (agent.TurnStatus, *agent.TurnError) {
 	entered := &agent.EnteredReviewMode{ID: newUUIDv7(), Review: hint}
 	tr.emit(agent.ItemStarted{Item: entered})
 	tr.emit(agent.ItemCompleted{Item: entered})
+	// What the reviewer is asked shows as the user's message, as in Codex.
+	asked := &agent.UserMessage{ID: newUUIDv7(), Content: []agent.Input{{Type: "text", Text: review.Prompt(target)}}}
+	tr.emit(agent.ItemStarted{Item: asked})
+	tr.emit(agent.ItemCompleted{Item: asked})
 
 	text, err := tr.reviewLoop(target)
 	if err != nil || tr.ctx.Err() != nil {
@@ -50,7 +54,11 @@ func (tr *turn) runReview() (agent.TurnStatus, *agent.TurnError) {
 	exited := &agent.ExitedReviewMode{ID: newUUIDv7(), Review: rendered}
 	tr.emit(agent.ItemStarted{Item: exited})
 	tr.emit(agent.ItemCompleted{Item: exited})
-	tr.lastMessage = rendered
+	// Codex follows it with the review as the turn's answer.
+	answer := &agent.AgentMessage{ID: "msg_" + newUUIDv7(), Text: rendered}
+	tr.emit(agent.ItemStarted{Item: answer})
+	tr.emit(agent.ItemCompleted{Item: answer})
+	tr.lastMessage, tr.lastMessageID = rendered, answer.ID
 	t.appendHistory(tr.id, prompt.Message("user", review.HistoryNote(hint, rendered)))
 	return agent.TurnStatusCompleted, nil
 }

@@ -52,14 +52,7 @@ func reviewTarget(f ReviewFlags, prompt string) (*appproto.ReviewTarget, error) 
 	return &appproto.ReviewTarget{Type: "custom", Instructions: prompt}, nil
 }
 
-// reviewItem shows a review's items as the exec output shows them, as
-// Codex's exec does: the review's text is the answer (an agent message),
-// and entering review mode names the review as the user's message.
-func reviewItem(it appproto.ThreadItem) appproto.ThreadItem {
-	if x := it.ExitedReviewMode; x != nil {
-		final := "final_answer"
-		return appproto.ThreadItem{AgentMessage: &appproto.AgentMessageItem{Type: "agentMessage", ID: x.ID,
-			Text: x.Review, Phase: &final, ItemTimes: x.ItemTimes}}
-	}
-	return it
-}
+// A review's answer reaches exec's output as Codex's does: the app-server
+// follows exitedReviewMode with an agentMessage of the same text, which is
+// what both output forms print; enteredReviewMode names the review as the
+// user's line (human form only).

@@ -286,12 +286,7 @@ func (r *runner) handle(m appserver.Message) {
 				}
 			}
 		}
-	case appproto.ItemStartedNotification:
-		p.Item = reviewItem(p.Item)
-		m.Params = p
 	case appproto.ItemCompletedNotification:
-		p.Item = reviewItem(p.Item)
-		m.Params = p
 		if p.Item.AgentMessage != nil && p.ThreadID == r.threadID {
 			r.final, r.hasFinal = p.Item.AgentMessage.Text, true
 		}

@@ -101,28 +101,8 @@ func Prompt(t agent.ReviewTarget) string {
 }
 
 // Hint names the review for the user, with Codex's wording (clients match
-// on it): "current changes", "changes against 'main'", "commit abc1234:
-// title", or the custom instructions.
-func Hint(t agent.ReviewTarget) string {
-	switch t.Type {
-	case "uncommittedChanges":
-		return "current changes"
-	case "baseBranch":
-		return fmt.Sprintf("changes against '%s'", t.Branch)
-	case "commit":
-		short := t.SHA
-		if r := []rune(short); len(r) > 7 {
-			short = string(r[:7])
-		}
-		if t.Title != "" {
-			return fmt.Sprintf("commit %s: %s", short, t.Title)
-		}
-		return "commit " + short
-	case "custom":
-		return strings.TrimSpace(t.Instructions)
-	}
-	return ""
-}
+// on it); see agent.ReviewTarget.Hint.
+func Hint(t agent.ReviewTarget) string { return t.Hint() }
 
 // Output is the model's review, in Codex's ReviewOutputEvent shape.
 type Output struct {
