@@ -1,12 +1,20 @@
 package appserver
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
+	"github.com/codexd/codexd/core"
+	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/execclient"
+	"github.com/codexd/codexd/store"
 )
 
 // These tests pin what Codex 0.169's app-server sends where codexd once
@@ -217,5 +225,88 @@ func TestTextLimitIsCodexs(t *testing.T) {
 	if err.Code != -32602 || err.Message != "Input exceeds the maximum length of 1048576 characters." ||
 		string(err.Data) != `{"input_error_code":"input_too_large","max_chars":1048576,"actual_chars":1048577}` {
 		t.Fatalf("over the limit: %+v %s", err, err.Data)
+	}
+}
+
+// stallModel stalls a request until the core gives it up (a steer aborts
+// the stream) unless it already carries the steered input, which it
+// answers at once.
+type stallModel struct{}
+
+func (stallModel) Stream(ctx context.Context, req *prompt.Request, onRetry func(prompt.Event)) (prompt.Stream, error) {
+	body, err := json.Marshal(req.Input)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(string(body), "steered") {
+		return stalledStream{ctx}, nil
+	}
+	return (&echoModel{}).Stream(ctx, req, onRetry)
+}
+
+type stalledStream struct{ ctx context.Context }
+
+func (s stalledStream) Next() (prompt.Event, error) {
+	<-s.ctx.Done()
+	return prompt.Event{}, s.ctx.Err()
+}
+
+func (s stalledStream) Close() error { return nil }
+
+// A turn/steer sent the moment turn/start has answered lands in that
+// turn: in Codex the turn is active as soon as turn/start answers. Many
+// rounds, so that a window between the answer and the turn's start shows.
+func TestSteerRightAfterTurnStartAnswers(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	st, err := store.Open(context.Background(), home, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := core.New(core.Config{
+		Settings:  agent.Settings{Model: "mock-model", ModelProvider: "mock", Cwd: cwd, Approval: agent.ApprovalNever, Sandbox: agent.SandboxPolicy{Mode: agent.SandboxReadOnly}},
+		CodexHome: home, Providers: map[string]*core.Provider{"mock": {Name: "mock", Client: stallModel{}}},
+		ExecDialer: func(ctx context.Context) (*execclient.Client, error) {
+			return nil, errors.New("no exec-server in this test")
+		},
+		Store: st,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Core: cc, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &realEnv{env: &env{t: t, srv: srv}, core: cc}
+	t.Cleanup(r.close)
+	c := r.dial("steerer")
+	c.initialize(nil)
+	for round := 0; round < 20; round++ {
+		thread := c.startThread(nil)
+		id := c.request(appproto.MethodTurnStart, map[string]any{"threadId": thread, "input": text("first")})
+		turn := c.response(id).str(t, "/turn/id")
+		steer := c.response(c.request(appproto.MethodTurnSteer, map[string]any{"threadId": thread, "expectedTurnId": turn, "input": text("steered")}))
+		if steer.Error != nil || steer.str(t, "/turnId") != turn {
+			t.Fatalf("round %d: steer right after turn/start: %s", round, steer)
+		}
+		done := c.next("turn/completed", func(m *wmsg) bool {
+			return m.Method == "turn/completed" && strings.Contains(string(m.Params), thread)
+		})
+		if done.str(t, "/turn/id") != turn || done.str(t, "/turn/status") != "completed" {
+			t.Fatalf("round %d: %s", round, done)
+		}
+		var read appproto.ThreadReadResponse
+		if err := pointer(c.call(appproto.MethodThreadRead, map[string]any{"threadId": thread, "includeTurns": true}).Result, "", &read); err != nil {
+			t.Fatal(err)
+		}
+		var users []string
+		for _, it := range read.Thread.Turns[0].Items {
+			if it.UserMessage != nil {
+				users = append(users, it.UserMessage.Content[0].Text)
+			}
+		}
+		if len(read.Thread.Turns) != 1 || strings.Join(users, ",") != "first,steered" {
+			t.Fatalf("round %d: turns %d, user messages %v", round, len(read.Thread.Turns), users)
+		}
 	}
 }
