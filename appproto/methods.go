@@ -18,6 +18,7 @@ const (
 	MethodThreadUnarchive        = "thread/unarchive"
 	MethodThreadNameSet          = "thread/name/set"
 	MethodThreadSettingsUpdate   = "thread/settings/update"
+	MethodThreadReadStateUpdate  = "thread/readState/update"
 	MethodTurnStart              = "turn/start"
 	MethodTurnSteer              = "turn/steer"
 	MethodTurnInterrupt          = "turn/interrupt"
@@ -58,6 +59,7 @@ var (
 	ThreadUnarchive        = jsonrpc.Method[ThreadIDParams, ThreadUnarchiveResponse](MethodThreadUnarchive)
 	ThreadNameSet          = jsonrpc.Method[ThreadSetNameParams, EmptyResponse](MethodThreadNameSet)
 	ThreadSettingsUpdate   = jsonrpc.Method[ThreadSettingsUpdateParams, EmptyResponse](MethodThreadSettingsUpdate)
+	ThreadReadStateUpdate  = jsonrpc.Method[ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse](MethodThreadReadStateUpdate)
 	TurnStart              = jsonrpc.Method[TurnStartParams, TurnStartResponse](MethodTurnStart)
 	TurnSteer              = jsonrpc.Method[TurnSteerParams, TurnSteerResponse](MethodTurnSteer)
 	TurnInterrupt          = jsonrpc.Method[TurnInterruptParams, EmptyResponse](MethodTurnInterrupt)

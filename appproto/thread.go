@@ -150,8 +150,30 @@ const (
 	ItemsFull      = "full"
 )
 
-// ThreadReadState is a thread's read marker.
+// ThreadReadState is a thread's read marker: its first unread position
+// (null when read; {"type":"threadStart"} when marked unread;
+// {"type":"turn","turnId"} for the earliest result needing attention) and
+// an opaque revision that guards edits.
 type ThreadReadState struct {
 	FirstUnread jsontext.Value `json:"firstUnread"`
 	Revision    string         `json:"revision"`
+}
+
+// ThreadReadStateUpdateParams are the params of thread/readState/update
+// (experimental): mark a thread read or unread, as of the revision the
+// client saw.
+type ThreadReadStateUpdateParams struct {
+	ThreadID         string                   `json:"threadId"`
+	Operation        ThreadReadStateOperation `json:"operation"`
+	ExpectedRevision string                   `json:"expectedRevision"`
+}
+
+// ThreadReadStateOperation is {"type":"read"} or {"type":"unread"}.
+type ThreadReadStateOperation struct {
+	Type string `json:"type"`
+}
+
+// ThreadReadStateUpdateResponse is the result of thread/readState/update.
+type ThreadReadStateUpdateResponse struct {
+	ReadState ThreadReadState `json:"readState"`
 }

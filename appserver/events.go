@@ -211,9 +211,13 @@ func (t *thread) turnCompletedLocked(ev agent.Event, m agent.TurnCompleted, out 
 		}
 	}
 	t.st.interrupts = kept
+	// Read state goes out before turn/completed, after a failed turn's
+	// status (Codex's order).
 	if m.Status == agent.TurnStatusFailed {
 		t.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusSystemError}, out)
+		t.publishAttentionLocked(a, m, out)
 	} else {
+		t.publishAttentionLocked(a, m, out)
 		t.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusIdle}, out)
 	}
 	turn := appproto.Turn{ID: a.id, RootTurnID: ptr(a.id), Items: []appproto.ThreadItem{}, ItemsView: appproto.ItemsNotLoaded,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
@@ -307,6 +308,129 @@ func TestSteerRightAfterTurnStartAnswers(t *testing.T) {
 		}
 		if len(read.Thread.Turns) != 1 || strings.Join(users, ",") != "first,steered" {
 			t.Fatalf("round %d: turns %d, user messages %v", round, len(read.Thread.Turns), users)
+		}
+	}
+}
+
+// Read state as Codex 0.169 keeps it (checked side by side): a thread
+// has none before its first turn; a turn's answer makes it unread from
+// that turn (thread/readState/changed before turn/completed); the
+// first unread position stays while the thread is unread; marks need the
+// current revision; ephemeral threads and the TUI's title job have none.
+func TestReadStateAsCodex(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	r := newRealEnv(t, home, cwd)
+	c := r.dial("ide")
+	c.initialize(map[string]any{"experimentalApi": true})
+	id := c.startThread(nil)
+	readState := func(thread string) string {
+		t.Helper()
+		var res struct {
+			ReadState jsontext.Value `json:"readState"`
+		}
+		if err := json.Unmarshal(c.call(appproto.MethodThreadRead, map[string]any{"threadId": thread}).Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		return string(res.ReadState)
+	}
+	update := func(thread, op, rev string) *wmsg {
+		t.Helper()
+		return c.response(c.request(appproto.MethodThreadReadStateUpdate, map[string]any{"threadId": thread,
+			"operation": map[string]any{"type": op}, "expectedRevision": rev}))
+	}
+	if got := readState(id); got != "null" {
+		t.Fatalf("before the first turn: %s", got)
+	}
+	if m := update(id, "read", "initial:"+id); m.Error == nil || m.Error.Code != -32600 || m.Error.Message != "thread read state unavailable" {
+		t.Fatalf("mark before the first turn: %s", m)
+	}
+	turn := c.startTurn(id, "hello")
+	changed := c.note("thread/readState/changed")
+	var rs struct {
+		ThreadID  string `json:"threadId"`
+		ReadState struct {
+			FirstUnread map[string]string `json:"firstUnread"`
+			Revision    string            `json:"revision"`
+		} `json:"readState"`
+	}
+	if err := changed.param("", &rs); err != nil {
+		t.Fatal(err)
+	}
+	if rs.ThreadID != id || rs.ReadState.FirstUnread["type"] != "turn" || rs.ReadState.FirstUnread["turnId"] != turn || len(rs.ReadState.Revision) != 36 {
+		t.Fatalf("after a turn: %s", changed)
+	}
+	c.note("turn/completed")
+	ms := methodsOf(c.logged())
+	if indexOf(ms, "thread/readState/changed") > indexOf(ms, "turn/completed") {
+		t.Fatalf("order %v", ms)
+	}
+	first := `{"firstUnread":{"type":"turn","turnId":"` + turn + `"},"revision":"` + rs.ReadState.Revision + `"}`
+	if got := readState(id); got != first {
+		t.Fatalf("thread/read %s, want %s", got, first)
+	}
+	if got := readState(id); got != first {
+		t.Fatalf("reading acknowledged the result: %s", got)
+	}
+	if res := c.call(appproto.MethodThreadList, map[string]any{}); !strings.Contains(string(res.Result), `"readStates":{"`+id+`":`+first+`}`) {
+		t.Fatalf("thread/list %s", res)
+	}
+	// A stale revision is refused with the current state.
+	m := update(id, "read", "initial:"+id)
+	if m.Error == nil || m.Error.Code != -32600 || m.Error.Message != "read state changed" ||
+		string(m.Error.Data) != `{"readState":`+first+`,"reason":"readStateConflict"}` {
+		t.Fatalf("stale mark: %s", m)
+	}
+	// Read: the subscribers hear of it before the answer.
+	m = update(id, "read", rs.ReadState.Revision)
+	if m.Error != nil || !strings.Contains(string(m.Result), `"firstUnread":null`) {
+		t.Fatalf("mark read: %s", m)
+	}
+	ms = methodsOf(c.logged())
+	if ms[len(ms)-2] != "thread/readState/changed" {
+		t.Fatalf("order of a mark %v", ms)
+	}
+	var read appproto.ThreadReadStateUpdateResponse
+	if err := pointer(m.Result, "", &read); err != nil {
+		t.Fatal(err)
+	}
+	// Unread from the start stays the first unread position after a turn.
+	m = update(id, "unread", read.ReadState.Revision)
+	if !strings.Contains(string(m.Result), `"firstUnread":{"type":"threadStart"}`) {
+		t.Fatalf("mark unread: %s", m)
+	}
+	c.startTurn(id, "again")
+	c.note("turn/completed")
+	var last *wmsg
+	for _, m := range c.logged() {
+		if m.Method == "thread/readState/changed" {
+			last = m
+		}
+	}
+	if !strings.Contains(string(last.Params), `"firstUnread":{"type":"threadStart"}`) || strings.Contains(string(last.Params), read.ReadState.Revision) {
+		t.Fatalf("a turn after unread: %s", last)
+	}
+	if m := update("nope", "read", "x"); m.Error == nil || m.Error.Code != -32602 || !strings.HasPrefix(m.Error.Message, "invalid thread id: ") {
+		t.Fatalf("bad id: %s", m)
+	}
+	unknown := "01a23504-3073-75ca-a8d3-b88927194069"
+	if m := update(unknown, "read", "x"); m.Error == nil || m.Error.Message != "thread not loaded: "+unknown {
+		t.Fatalf("unknown thread: %s", m)
+	}
+	// Threads a user does not drive have none.
+	for _, params := range []map[string]any{{"ephemeral": true}, {"threadSource": "thread_title"}} {
+		other := c.startThread(params)
+		c.startTurn(other, "title please")
+		c.next("turn/completed", func(m *wmsg) bool { return m.Method == "turn/completed" && strings.Contains(string(m.Params), other) })
+		if got := readState(other); got != "null" {
+			t.Fatalf("%v: %s", params, got)
+		}
+		if m := update(other, "read", "initial:"+other); m.Error == nil || m.Error.Message != "thread read state unavailable" {
+			t.Fatalf("%v: mark %s", params, m)
+		}
+		if c.has(func(m *wmsg) bool {
+			return m.Method == "thread/readState/changed" && strings.Contains(string(m.Params), other)
+		}) {
+			t.Fatalf("%v: read state published", params)
 		}
 	}
 }

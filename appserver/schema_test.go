@@ -122,6 +122,7 @@ var responseSchema = map[string]string{
 	appproto.MethodThreadResume:           "v2/ThreadResumeResponse",
 	appproto.MethodThreadFork:             "v2/ThreadForkResponse",
 	appproto.MethodThreadRead:             "v2/ThreadReadResponse",
+	appproto.MethodThreadReadStateUpdate:  "v2/ThreadReadStateUpdateResponse",
 	appproto.MethodThreadList:             "v2/ThreadListResponse",
 	appproto.MethodThreadLoadedList:       "v2/ThreadLoadedListResponse",
 	appproto.MethodThreadTurnsList:        "v2/ThreadTurnsListResponse",

@@ -94,11 +94,13 @@ type Server struct {
 	originator string // the first client's name: Codex's process-wide originator
 	// installationID is Config.InstallationID, or a fresh UUID.
 	installationID string
-	nextSessID     uint64
-	closed         bool
-	handlers       map[string]*handler // set by New, read-only after
-	conns          sync.WaitGroup      // served connections
-	listeners      sync.WaitGroup      // thread listeners
+	// reads holds the threads' read state (readstate.go); its own lock.
+	reads      readStates
+	nextSessID uint64
+	closed     bool
+	handlers   map[string]*handler // set by New, read-only after
+	conns      sync.WaitGroup      // served connections
+	listeners  sync.WaitGroup      // thread listeners
 
 	// sandboxCheck says whether this kernel can enforce a sandbox mode
 	// (sandbox.Check; tests replace it).
@@ -163,6 +165,7 @@ func (s *Server) registerAll() {
 	register(s, appproto.ThreadUnarchive, s.threadUnarchive)
 	register(s, appproto.ThreadNameSet, s.threadNameSet)
 	register(s, appproto.ThreadSettingsUpdate, s.threadSettingsUpdate)
+	register(s, appproto.ThreadReadStateUpdate, s.threadReadStateUpdate)
 	register(s, appproto.TurnStart, s.turnStart)
 	register(s, appproto.TurnSteer, s.turnSteer)
 	register(s, appproto.TurnInterrupt, s.turnInterrupt)
@@ -188,7 +191,7 @@ func (s *Server) registerAll() {
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,
-		appproto.MethodTurnSteer, appproto.MethodTurnInterrupt)
+		appproto.MethodTurnSteer, appproto.MethodTurnInterrupt, appproto.MethodThreadReadStateUpdate)
 	for _, m := range []string{appproto.MethodCommandExec, appproto.MethodCommandExecWrite,
 		appproto.MethodCommandExecTerminate, appproto.MethodCommandExecResize} {
 		s.handlers[m].processOf = peekProcessID

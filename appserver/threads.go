@@ -246,7 +246,7 @@ func (s *Server) threadRead(ctx context.Context, c *call, p appproto.ThreadReadP
 			if p.IncludeTurns && !t.st.info.Materialized && t.st.active == nil {
 				return appproto.ThreadReadResponse{}, errNotMaterialized
 			}
-			return appproto.ThreadReadResponse{Thread: t.wireLocked(p.IncludeTurns)}, nil
+			return appproto.ThreadReadResponse{Thread: t.wireLocked(p.IncludeTurns), ReadState: s.reads.snapshot(t.st.info)}, nil
 		}
 	}
 	info, turns, err := s.core.ReadThread(ctx, id, p.IncludeTurns)
@@ -262,7 +262,8 @@ func (s *Server) threadRead(ctx context.Context, c *call, p appproto.ThreadReadP
 	for _, t := range turns {
 		wt = append(wt, wireTurn(t, appproto.ItemsFull))
 	}
-	return appproto.ThreadReadResponse{Thread: wireThread(info, appproto.ThreadStatus{Type: appproto.StatusNotLoaded}, nil, wt)}, nil
+	return appproto.ThreadReadResponse{Thread: wireThread(info, appproto.ThreadStatus{Type: appproto.StatusNotLoaded}, nil, wt),
+		ReadState: s.reads.snapshot(info)}, nil
 }
 
 // maxListLimit caps a page of thread/list, as Codex does.
@@ -342,6 +343,7 @@ func (s *Server) threadList(ctx context.Context, c *call, p appproto.ThreadListP
 	if len(page.Threads) > 0 {
 		resp.BackwardsCursor = ptr(backwardsCursor(page.Threads[0], key))
 	}
+	resp.ReadStates, _ = json.Marshal(s.reads.list(page.Threads), json.Deterministic(true))
 	return resp, nil
 }
 
