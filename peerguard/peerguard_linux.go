@@ -159,8 +159,47 @@ func parseProcAddr(s string) (netip.AddrPort, error) {
 }
 
 // descendants returns the pids whose ppid chain leads to this process,
-// as a set and in /proc order.
+// as a set and in the order found: from the kernel's lists of children
+// (/proc/PID/task/TID/children), walked down from this process, or where
+// the kernel has none, from the parent of every process.
 func descendants() (map[int]bool, []int, error) {
+	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"); err == nil {
+		return descendantsByChildren(os.Getpid())
+	}
+	return descendantsByParent()
+}
+
+// descendantsByChildren walks the children lists down from root.
+func descendantsByChildren(root int) (map[int]bool, []int, error) {
+	desc := map[int]bool{}
+	var order []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if child, err := strconv.Atoi(f); err == nil && !desc[child] && child != root {
+					desc[child] = true
+					order = append(order, child)
+					queue = append(queue, child)
+				}
+			}
+		}
+	}
+	return desc, order, nil
+}
+
+// descendantsByParent reads the parent of every process.
+func descendantsByParent() (map[int]bool, []int, error) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, nil, err

@@ -33,6 +33,39 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// TestDescendantsBothWays: the children lists and the parent scan find
+// the same descendants.
+func TestDescendantsBothWays(t *testing.T) {
+	// Both sleeps are forked before the echo.
+	cmd := exec.Command("sh", "-c", "sleep 30 & sleep 30 & echo ready; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line := make([]byte, 6)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "ready\n" {
+		t.Fatalf("sh: %q %v", line, err)
+	}
+	a, _, err1 := descendantsByChildren(os.Getpid())
+	b, _, err2 := descendantsByParent()
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	// (Earlier tests' adopted orphans may be there too.)
+	if len(a) < 3 || len(a) != len(b) || !a[cmd.Process.Pid] {
+		t.Fatalf("descendants: by children %v, by parent %v (want sh %d and two sleeps)", a, b, cmd.Process.Pid)
+	}
+	for pid := range a {
+		if !b[pid] {
+			t.Fatalf("%d found by children, not by parent", pid)
+		}
+	}
+}
+
 func TestParseProcAddr(t *testing.T) {
 	for in, want := range map[string]string{
 		"0100007F:1F90":                         "127.0.0.1:8080",
@@ -119,5 +152,31 @@ func TestDescendantsAreFoundAfterSetsid(t *testing.T) {
 		}
 		sc.Close() // the grandchild exits
 		ln.Close()
+	}
+}
+
+// BenchmarkIsDescendantTCP is the cost a loopback WebSocket connection
+// pays for the check: the /proc scan of every process's parent, the
+// socket table, and the descendants' descriptors.
+func BenchmarkIsDescendantTCP(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	sc, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sc.Close()
+	for b.Loop() {
+		if d, err := IsDescendant(sc); d || err != nil {
+			b.Fatal(d, err)
+		}
 	}
 }
