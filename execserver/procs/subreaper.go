@@ -40,12 +40,9 @@ func track(pid int) {
 
 func untrack(pid int) {
 	children.mu.Lock()
-	was := children.tracked[pid]
 	delete(children.tracked, pid)
 	children.mu.Unlock()
-	if was {
-		spawnReleased()
-	}
+	spawnReaped(pid)
 }
 
 func isTracked(pid int) bool {
@@ -61,11 +58,12 @@ func spawnTracked(opts *StartOptions, rows, cols uint16, cgroup *os.File) (*spaw
 	defer children.spawn.RUnlock()
 	var sp *spawned
 	var err error
-	onSpawnThread(func() { sp, err = spawn(opts, rows, cols, cgroup) }) // see pdeathsig_linux.go
+	slot := onSpawnThread(func() { sp, err = spawn(opts, rows, cols, cgroup) }) // see pdeathsig_linux.go
 	if err == nil {
+		spawnForked(slot, sp.proc.Pid)
 		track(sp.proc.Pid)
 	} else {
-		spawnReleased()
+		spawnReleased(slot)
 	}
 	return sp, err
 }
