@@ -122,6 +122,9 @@ func appendLine(dst []byte, out *lineOut) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
 	}
+	if len(b) > maxLine {
+		return dst, fmt.Errorf("%w: a %s line of %d bytes is over the %d-byte limit of a rollout line", ErrRecordTooLarge, out.Type, len(b), maxLine)
+	}
 	dst = append(dst, b...)
 	return append(dst, '\n'), nil
 }

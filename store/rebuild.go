@@ -15,10 +15,14 @@ import (
 	"github.com/codexd/codexd/agent"
 )
 
-// maxLine bounds one rollout line. Items carry final content (a command's
-// output is capped by the core), so a longer line is garbage, skipped
-// without being held in memory.
-const maxLine = 64 << 20
+// maxLine bounds one rollout line, on both sides: the writer refuses a
+// record whose line would be longer (ErrRecordTooLarge), so every line it
+// writes is read back whole, and the reader skips a longer line (which
+// only another program, or damage, can have written) without holding it
+// in memory. Items carry final content, and a command's output is capped
+// by the core, so only a model's answer of hundreds of MiB comes near it.
+// A variable so that tests can lower it.
+var maxLine = 256 << 20
 
 // warnLines is how many bad lines of one file are logged one by one; the
 // rest are counted in one last warning.

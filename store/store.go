@@ -55,7 +55,8 @@ type Writer interface {
 	Materialized() bool
 	// Append adds records in order. Events that Kept refuses are dropped,
 	// so the core may hand it every event. A batch with an invalid record
-	// is refused whole. When the records reach the disk is described in
+	// (or with one over the line limit, ErrRecordTooLarge) is refused
+	// whole. When the records reach the disk is described in
 	// the package doc; an appended TurnCompleted syncs the file. After a
 	// write error the records it could not write are kept and retried by
 	// the next Append or Sync: do not append them again.
@@ -164,4 +165,7 @@ var (
 	// ErrInvalidRecord: a record with neither or both of Event and Model,
 	// or a Model that is not one JSON value.
 	ErrInvalidRecord = errors.New("store: invalid record")
+	// ErrRecordTooLarge: a record whose line would be longer than the
+	// store reads back (256 MiB); its batch is refused whole.
+	ErrRecordTooLarge = errors.New("store: record too large")
 )
