@@ -101,6 +101,7 @@ func (tr *turn) compact() error {
 
 	rebuilt := compaction.Rebuild(compaction.UserMessages(history), summary,
 		compaction.UserBudget(t.core.threshold(tr.settings.Model)))
+	rebuilt = append(tr.initialContext(), rebuilt...)
 	t.replaceHistory(tr.id, summary, rebuilt)
 	// The usage first, then the item's end, in Codex's order.
 	tr.reportRebuiltUsage(window, used)

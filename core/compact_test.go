@@ -223,7 +223,14 @@ func TestManualCompactTurn(t *testing.T) {
 	if !isSummaryRequest(req) || len(req.Tools) != 0 || len(itemsCompleted[*agent.AgentMessage](evs)) != 0 {
 		t.Fatalf("summary request %+v", req.Input)
 	}
+	// The compacted history starts with the thread's context, as Codex's.
 	hist := h.core.loaded(th.ID()).historySnapshot()
+	if len(hist) < 2 || !isContextMessage(hist[0]) {
+		t.Fatalf("history does not start with the context: %+v", hist)
+	}
+	for len(hist) > 0 && isContextMessage(hist[0]) {
+		hist = hist[1:]
+	}
 	if len(hist) != 2 || hist[0].Text() != "hello" || hist[1].Text() != compaction.SummaryPrefix+"\nTHE SUMMARY" {
 		t.Fatalf("history %+v", hist)
 	}

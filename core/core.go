@@ -27,9 +27,9 @@ import (
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/compaction"
 	"github.com/codexd/codexd/core/prompt"
-	"github.com/codexd/codexd/core/tools"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execenv"
+	"github.com/codexd/codexd/modelinfo"
 	"github.com/codexd/codexd/store"
 )
 
@@ -48,6 +48,17 @@ type Config struct {
 	// Models lists the models a client may pick; when empty, the
 	// configured model alone.
 	Models []agent.ModelInfo
+	// Catalog is the models' metadata (model_catalog_json's); nil means
+	// Codex 0.169's built-in catalog. ModelOverrides (model_context_window,
+	// model_auto_compact_token_limit, tool_output_token_limit) adjust the
+	// entry of every model.
+	Catalog        *modelinfo.Catalog
+	ModelOverrides modelinfo.Overrides
+	// WebSearch is config.toml's web_search: "cached" (the default),
+	// "live" or "disabled".
+	WebSearch string
+	// Verbosity is model_verbosity; empty means the model's default.
+	Verbosity string
 	// ExecDialer connects to the exec-server that runs commands and file
 	// operations: an in-process one (NewInProcessExec) or a remote one
 	// (DialExec). The core dials once and shares the client between
@@ -232,11 +243,6 @@ func (c *Core) contextWindow(model string) int64 {
 		}
 	}
 	return defaultContextWindow
-}
-
-// toolOptions are the tools t's turns offer.
-func (c *Core) toolOptions(t *thread) tools.Options {
-	return tools.Options{ApplyPatch: c.cfg.ApplyPatchTool, RequestUserInput: c.cfg.RequestUserInputTool, NoTools: t.noTools}
 }
 
 // StartThread creates a thread and loads it.

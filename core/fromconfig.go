@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/codexd/codexd/core/review"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/modelclient"
+	"github.com/codexd/codexd/modelinfo"
 	"github.com/codexd/codexd/store"
 )
 
@@ -37,8 +39,12 @@ func SettingsFromConfig(c *config.Config, cwd string) agent.Settings {
 			ExcludeSlashTmp:     c.SandboxWorkspaceWrite.ExcludeSlashTmp,
 		},
 		ReasoningEffort:   string(c.ReasoningEffort),
-		ReasoningSummary:  string(c.ReasoningSummary),
 		CollaborationMode: "default",
+	}
+	// Unset, the summary is the model's default (Codex's models mostly
+	// default to none); config.Load's "auto" is only its fallback's.
+	if _, ok := rawSetting(c, "model_reasoning_summary"); ok {
+		s.ReasoningSummary = string(c.ReasoningSummary)
 	}
 	if s.Model == "" {
 		s.Model = DefaultModel
@@ -139,7 +145,12 @@ func ConfigFrom(s Setup) (Config, error) {
 	if sb == nil {
 		sb = LandlockSandbox{}
 	}
+	meta, err := ModelMetadataFromConfig(c)
+	if err != nil {
+		return Config{}, err
+	}
 	return Config{
+		Catalog: meta.Catalog, ModelOverrides: meta.Overrides, WebSearch: meta.WebSearch, Verbosity: string(c.Verbosity),
 		Settings: SettingsFromConfig(c, cwd), CodexHome: c.CodexHome, Providers: providers,
 		ExecDialer: s.ExecDialer, Sandbox: sb, Store: s.Store, ApplyPatchTool: true,
 		BaseInstructions: base, DeveloperInstructions: dev, ProjectDocMaxBytes: docs,
@@ -147,4 +158,77 @@ func ConfigFrom(s Setup) (Config, error) {
 		Compaction: comp, ReviewModel: reviewModel,
 		ShellEnvironment: c.ShellEnvironment, SecretEnvVars: secrets,
 	}, nil
+}
+
+// ModelMetadata is what config.toml says of the models' metadata.
+type ModelMetadata struct {
+	// Catalog is model_catalog_json's catalog; nil for the built-in one.
+	Catalog   *modelinfo.Catalog
+	Overrides modelinfo.Overrides
+	// WebSearch is web_search: "cached", "live" or "disabled" ("" for the
+	// default, cached).
+	WebSearch string
+}
+
+// ModelMetadataFromConfig reads model_catalog_json (a path, relative to
+// CODEX_HOME), model_context_window, model_auto_compact_token_limit,
+// tool_output_token_limit and web_search, from the top level or the
+// profile in use.
+func ModelMetadataFromConfig(c *config.Config) (ModelMetadata, error) {
+	var m ModelMetadata
+	if v, ok := rawSetting(c, "model_catalog_json"); ok {
+		p, isStr := v.(string)
+		if !isStr || p == "" {
+			return m, fmt.Errorf("model_catalog_json must be a path, not %v", v)
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.CodexHome, p)
+		}
+		cat, err := modelinfo.Load(p)
+		if err != nil {
+			return m, err
+		}
+		m.Catalog = cat
+	}
+	for key, dst := range map[string]**int64{
+		"model_context_window":           &m.Overrides.ContextWindow,
+		"model_auto_compact_token_limit": &m.Overrides.AutoCompactTokenLimit,
+		"tool_output_token_limit":        &m.Overrides.ToolOutputTokenLimit,
+	} {
+		v, ok := rawSetting(c, key)
+		if !ok {
+			continue
+		}
+		n, isInt := v.(int64)
+		if !isInt || n < 0 {
+			return m, fmt.Errorf("%s must be a non-negative integer, not %v", key, v)
+		}
+		*dst = &n
+	}
+	if v, ok := rawSetting(c, "web_search"); ok {
+		s, _ := v.(string)
+		switch s {
+		case "cached", "live", "disabled":
+			m.WebSearch = s
+		default:
+			return m, fmt.Errorf("web_search must be cached, live or disabled, not %v", v)
+		}
+	}
+	return m, nil
+}
+
+// rawSetting is key in the profile in use, else at the top level of the
+// config (overrides applied).
+func rawSetting(c *config.Config, key string) (any, bool) {
+	if c.Profile != "" {
+		if profiles, ok := c.Raw["profiles"].(map[string]any); ok {
+			if p, ok := profiles[c.Profile].(map[string]any); ok {
+				if v, ok := p[key]; ok {
+					return v, true
+				}
+			}
+		}
+	}
+	v, ok := c.Raw[key]
+	return v, ok
 }

@@ -3,17 +3,13 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/applypatch"
-	"github.com/codexd/codexd/core/prompt"
-	"github.com/codexd/codexd/core/tools"
-	"github.com/codexd/codexd/execclient"
+	"github.com/codexd/codexd/modelinfo"
 )
 
 // instructionsOpts are a thread's own instructions.
@@ -22,16 +18,78 @@ type instructionsOpts struct {
 	developer *string // appended
 }
 
-// baseInstructions tell the model who it is and how to use its tools.
-const baseInstructions = `You are a coding agent running in codexd, a terminal-based coding assistant. You help the user with software engineering tasks in the repository at the working directory: you read code, run commands, edit files and explain what you did.
+// baseInstructions returns codexd's base instructions for a model family
+// (modelinfo's instructions variant). Codex varies its own by family; these
+// are codexd's words, with the same coverage: the tools and their use, the
+// sandbox and escalation, AGENTS.md, planning, and the final answer.
+func baseInstructions(variant string) string {
+	switch variant {
+	case modelinfo.InstructionsCodeMode:
+		return instructionsIntro + instructionsCodeModeTools + instructionsShared
+	case modelinfo.InstructionsFallback:
+		return instructionsIntro + instructionsFallbackTools + instructionsShared
+	}
+	return instructionsIntro + instructionsGeneralTools + instructionsShared
+}
 
-How you work:
-- Use exec_command to run shell commands (prefer rg to search). A command that is still running when its wait ends keeps running: continue it with write_stdin and the session ID you were given.
-- Edit files with apply_patch (a patch between "*** Begin Patch" and "*** End Patch"), never by echoing into files.
-- For work of several steps, keep a short plan with update_plan and mark steps as you finish them.
-- Commands run in a sandbox whose limits the environment context gives. When a command needs more, ask for escalation (sandbox_permissions "require_escalated" with a justification) if the approval policy allows it; otherwise explain what the user should run.
-- Keep going until the request is fully handled, then answer briefly: what you changed, and what the user should check. Do not print whole files the user can open.
-- Follow the AGENTS.md instructions of the repository: a file's instructions apply to the directory tree it sits in, and deeper files win.`
+const instructionsIntro = `You are a coding agent working in codexd, a terminal coding assistant. The user and you share one workspace, the repository at the working directory; you read code, run commands, edit files and explain what you did, and you keep at it until the user's request is handled, not merely discussed.
+
+`
+
+const instructionsGeneralTools = `# Tools
+
+- exec_command runs a shell command and returns its output. Prefer rg and rg --files to search. A command still running when its wait ends keeps running: read more of its output, or type into it (tty true), with write_stdin and the session ID it returned.
+- apply_patch edits files. Send the patch itself, not JSON: "*** Begin Patch", then per file "*** Add File: PATH" (lines starting with +), "*** Delete File: PATH", or "*** Update File: PATH" (optionally "*** Move to: NEW") with hunks that start with "@@" and hold context lines (" "), removals ("-") and additions ("+"), then "*** End Patch". Never edit files by echoing or piping into them.
+- request_user_input asks the user short questions, in Plan mode only; in other modes ask in your answer.
+- web_search looks things up on the web when the provider offers it.
+Run independent reads (files, searches) in parallel when you can.
+`
+
+const instructionsCodeModeTools = `# Tools
+
+Your tools are in the functions namespace; call them directly.
+- functions.exec_command runs a shell command and returns its output. Prefer rg and rg --files to search. A command still running when its wait ends keeps running: continue it with functions.write_stdin and the session ID it returned.
+- functions.apply_patch edits files with a freeform patch: "*** Begin Patch", then per file "*** Add File: PATH" (lines starting with +), "*** Delete File: PATH", or "*** Update File: PATH" (optionally "*** Move to: NEW") with "@@" hunks of context (" "), removed ("-") and added ("+") lines, then "*** End Patch". Never edit files by echoing into them.
+- functions.request_user_input asks the user short questions, in Plan mode only.
+Call one tool at a time and read its result before the next.
+`
+
+const instructionsFallbackTools = `# Tools
+
+- exec_command runs a shell command and returns its output. Prefer rg and rg --files to search. A command still running when its wait ends keeps running: read more of its output, or type into it, with write_stdin and the session ID it returned.
+- To edit files run the apply_patch command through exec_command, with the patch in a heredoc:
+  apply_patch <<'EOF'
+  *** Begin Patch
+  *** Update File: path/to/file
+  @@ context line
+  -old line
+  +new line
+  *** End Patch
+  EOF
+  A patch holds "*** Add File: PATH" (lines starting with +), "*** Delete File: PATH" and "*** Update File: PATH" sections (optionally "*** Move to: NEW"); hunks start with "@@" and give context (" "), removed ("-") and added ("+") lines. Never edit files by echoing into them.
+- request_user_input asks the user short questions, in Plan mode only.
+- web_search looks things up on the web when the provider offers it.
+`
+
+const instructionsShared = `
+# Sandbox and approvals
+
+Commands run in a sandbox; the permissions instructions say what it allows, the approval policy, and the writable roots. When a command that matters fails because of the sandbox, or needs to write elsewhere or reach the network, ask to run it unsandboxed (sandbox_permissions "require_escalated" with a one-sentence justification) if the policy allows asking; otherwise find another way or tell the user what to run. Never try to get around the sandbox or an approval.
+
+# AGENTS.md
+
+Repositories may hold AGENTS.md files with instructions for you (conventions, commands to run, checks to pass). A file applies to the whole directory tree it sits in; a deeper file wins over a shallower one, and the user's and developer's instructions win over both. The ones that apply to the working directory are given to you; read the others before you change files under them.
+
+# Working
+
+- Read before you change: find how the code does things and follow it. Fix problems at their root, keep changes small and focused, and do not fix unrelated things (mention them instead).
+- Never revert changes you did not make, and never run destructive commands (git reset --hard, rm -rf...) unless the user asked for them.
+- For work of several steps, decide the steps first and tell the user briefly what you are about to do before long tool runs; skip that for simple requests.
+- Check your work: run the tests, build or linter the repository uses, starting with the narrowest that covers what you changed.
+
+# Answering
+
+Be concise and direct, like a teammate's status report. Say what you changed and where (file paths with line numbers), what you verified and how, and what the user should check or do next. Use short paragraphs or flat bullet lists; put commands, paths and identifiers in backticks; do not paste whole files the user can open, and do not tell the user to save or copy files you already wrote.`
 
 // projectDocMaxBytes bounds the AGENTS.md text included (Codex's
 // project_doc_max_bytes default).
@@ -132,111 +190,6 @@ func projectDocs(ctx context.Context, fsys applypatch.FS, cwd string, maxBytes i
 		}
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-// environmentContext describes where and how commands run.
-func environmentContext(s agent.Settings, shell string) string {
-	var b strings.Builder
-	b.WriteString("<environment_context>\n")
-	fmt.Fprintf(&b, "  <cwd>%s</cwd>\n", s.Cwd)
-	fmt.Fprintf(&b, "  <approval_policy>%s</approval_policy>\n", s.Approval)
-	fmt.Fprintf(&b, "  <sandbox_mode>%s</sandbox_mode>\n", s.Sandbox.Mode)
-	if s.Sandbox.Mode == agent.SandboxWorkspaceWrite || s.Sandbox.Mode == agent.SandboxReadOnly {
-		net := "restricted"
-		if s.Sandbox.NetworkAccess {
-			net = "enabled"
-		}
-		fmt.Fprintf(&b, "  <network_access>%s</network_access>\n", net)
-	}
-	if len(s.Sandbox.WritableRoots) > 0 {
-		b.WriteString("  <writable_roots>\n")
-		for _, r := range s.Sandbox.WritableRoots {
-			fmt.Fprintf(&b, "    <root>%s</root>\n", r)
-		}
-		b.WriteString("  </writable_roots>\n")
-	}
-	fmt.Fprintf(&b, "  <shell>%s</shell>\n", filepath.Base(shell))
-	b.WriteString("</environment_context>")
-	return b.String()
-}
-
-// buildRequest assembles the model request: the instructions as developer
-// messages (base instructions, then the AGENTS.md instructions), the
-// environment context, then the thread's history.
-func (tr *turn) buildRequest() *prompt.Request {
-	t := tr.t
-	s := tr.settings
-	t.mu.Lock()
-	base := t.base
-	t.mu.Unlock()
-
-	cfg := &t.core.cfg
-	instr := baseInstructions
-	if base.base != nil {
-		instr = *base.base
-	} else if cfg.BaseInstructions != "" {
-		instr = cfg.BaseInstructions
-	}
-	dev := cfg.DeveloperInstructions
-	if base.developer != nil {
-		dev = *base.developer
-	}
-	if dev != "" {
-		instr += "\n\n" + dev
-	}
-	// The instructions are read once a turn: every request of the turn
-	// starts with the same prefix, which keeps the provider's prompt cache.
-	if tr.prefix == nil {
-		tr.prefix = []prompt.Item{prompt.Message("developer", instr)}
-		// Dial once: an exec-server that cannot be reached costs one dial
-		// here, not one per directory, and the project's docs are skipped.
-		var fsys applypatch.FS = noFS{}
-		if c, err := t.core.exec(tr.ctx); err == nil {
-			fsys = execFS{dial: func(context.Context) (*execclient.Client, error) { return c, nil }}
-		} else {
-			t.log.Warn("reading AGENTS.md: no exec-server", "err", err)
-		}
-		if docs := agentsInstructions(tr.ctx, fsys, cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes); docs != "" {
-			tr.prefix = append(tr.prefix, prompt.Message("developer",
-				fmt.Sprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n</INSTRUCTIONS>", s.Cwd, docs)))
-		}
-		tr.prefix = append(tr.prefix, prompt.Message("user", environmentContext(s, t.exec.shell())))
-	}
-	hist := t.historySnapshot()
-	input := make([]prompt.Item, 0, len(tr.prefix)+len(hist))
-	input = append(append(input, tr.prefix...), hist...)
-
-	req := &prompt.Request{
-		Model:             s.Model,
-		Input:             input,
-		Tools:             tools.Specs(t.core.toolOptions(t)),
-		ToolChoice:        "auto",
-		ParallelToolCalls: true,
-		Store:             false,
-		Stream:            true,
-		Include:           []string{"reasoning.encrypted_content"},
-		PromptCacheKey:    t.id,
-		ServiceTier:       s.ServiceTier,
-		ThreadID:          t.id,
-		TurnID:            tr.id,
-		Originator:        t.originator(),
-	}
-	summary := s.ReasoningSummary
-	if summary == "" {
-		summary = "auto"
-	}
-	if summary != "none" || s.ReasoningEffort != "" {
-		req.Reasoning = &prompt.Reasoning{Effort: s.ReasoningEffort}
-		if summary != "none" {
-			req.Reasoning.Summary = summary
-		}
-	}
-	if len(tr.outputSchema) > 0 {
-		req.Text = &prompt.TextControls{Format: &prompt.TextFormat{
-			Type: "json_schema", Name: "codex_output_schema", Strict: true, Schema: tr.outputSchema,
-		}}
-	}
-	return req
 }
 
 // noFS has no files.

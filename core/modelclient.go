@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,14 +57,20 @@ func toModelRequest(r *prompt.Request) modelclient.Request {
 	out := modelclient.Request{
 		Model: r.Model, Instructions: r.Instructions, Tools: r.Tools, ToolChoice: r.ToolChoice,
 		ParallelToolCalls: r.ParallelToolCalls, Store: r.Store, Include: r.Include,
-		ServiceTier: r.ServiceTier, PromptCacheKey: r.PromptCacheKey,
+		ServiceTier: r.ServiceTier, PromptCacheKey: r.PromptCacheKey, ClientMetadata: r.ClientMetadata,
 		Header: http.Header{},
 	}
 	if r.Reasoning != nil {
-		out.Reasoning = &modelclient.Reasoning{Effort: r.Reasoning.Effort, Summary: r.Reasoning.Summary}
+		out.Reasoning = &modelclient.Reasoning{Effort: r.Reasoning.Effort, Summary: r.Reasoning.Summary, Context: r.Reasoning.Context}
 	}
-	if r.Text != nil && r.Text.Format != nil {
-		out.OutputSchema = r.Text.Format.Schema
+	if r.Text != nil {
+		out.Verbosity = r.Text.Verbosity
+		if r.Text.Format != nil {
+			out.OutputSchema = r.Text.Format.Schema
+		}
+	}
+	for k, v := range r.Headers {
+		out.Header.Set(k, v)
 	}
 	if r.Originator != "" {
 		out.Header.Set("Originator", r.Originator)
@@ -72,7 +79,7 @@ func toModelRequest(r *prompt.Request) modelclient.Request {
 		out.Header.Set("Session-Id", r.ThreadID)
 		out.Header.Set("Thread-Id", r.ThreadID)
 	}
-	if r.TurnID != "" {
+	if r.TurnID != "" && out.Header.Get("X-Codex-Turn-Metadata") == "" {
 		out.Header.Set("X-Codex-Turn-Metadata", fmt.Sprintf(`{"turn_id":%q}`, r.TurnID))
 	}
 	out.Input = make([]modelclient.Item, len(r.Input))
@@ -92,8 +99,12 @@ func parts(cs []prompt.Content) []modelclient.ContentPart {
 
 func toModelItem(it prompt.Item) modelclient.Item {
 	m := modelclient.Item{
-		Type: it.Type, Role: it.Role, Content: parts(it.Content), Phase: it.Phase,
-		CallID: it.CallID, Name: it.Name, Arguments: it.Arguments, Input: it.Input,
+		Type: it.Type, ID: it.ID, Status: it.Status, Role: it.Role, Content: parts(it.Content), Phase: it.Phase,
+		CallID: it.CallID, Name: it.Name, Arguments: it.Arguments, Input: it.Input, Raw: it.Raw,
+	}
+	if it.Type == prompt.TypeAdditionalTools {
+		// modelclient sends an item of a type it does not know as its JSON.
+		m.Raw, _ = json.Marshal(it)
 	}
 	if it.Output != nil {
 		m.Output = *it.Output
@@ -111,6 +122,13 @@ func fromModelItem(m modelclient.Item) *prompt.Item {
 	it := &prompt.Item{
 		Type: m.Type, ID: m.ID, Role: m.Role, Phase: m.Phase, CallID: m.CallID, Name: m.Name,
 		Arguments: m.Arguments, Input: m.Input, Status: m.Status,
+	}
+	switch m.Type {
+	case prompt.TypeMessage, prompt.TypeReasoning, prompt.TypeFunctionCall, prompt.TypeFunctionCallOutput,
+		prompt.TypeCustomToolCall, prompt.TypeCustomToolCallOutput:
+	default:
+		// Kept whole, to be sent back as it came (web_search_call...).
+		it.Raw = m.Raw
 	}
 	for _, c := range m.Content {
 		it.Content = append(it.Content, prompt.Content{Type: c.Type, Text: c.Text, ImageURL: c.ImageURL})

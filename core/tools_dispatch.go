@@ -39,14 +39,28 @@ func (tr *turn) runTool(call prompt.Item) prompt.Item {
 		}
 		out = tr.applyPatch(call.CallID, input, tr.settings.Cwd)
 	case tools.RequestUserInput:
+		if tr.settings.CollaborationMode != "plan" && !tr.t.core.cfg.RequestUserInputTool {
+			// Offered as Codex offers it, and refused outside Plan mode as
+			// Codex refuses it.
+			out = "request_user_input is unavailable in Default mode"
+			break
+		}
 		out = tr.requestUserInput(call.CallID, args)
 	default:
 		out = fmt.Sprintf("unsupported call: %s", call.Name)
 	}
+	p := tr.t.core.modelInfo(tr.settings.Model).Truncation
+	return toolOutput(call, tools.TruncateForHistory(out, p.Mode, p.Limit))
+}
+
+// toolOutput is the history item answering call, in Codex's shape: a
+// function_call_output or custom_tool_call_output with an id of its own.
+func toolOutput(call prompt.Item, out string) prompt.Item {
+	typ := prompt.TypeFunctionCallOutput
 	if call.Type == prompt.TypeCustomToolCall {
-		return prompt.Item{Type: prompt.TypeCustomToolCallOutput, CallID: call.CallID, Output: &out}
+		typ = prompt.TypeCustomToolCallOutput
 	}
-	return prompt.FunctionOutput(call.CallID, out)
+	return prompt.Item{Type: typ, ID: "fco_" + newUUIDv7(), CallID: call.CallID, Output: &out}
 }
 
 func (tr *turn) updatePlan(raw string) string {

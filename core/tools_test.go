@@ -122,8 +122,10 @@ func TestAgentsMDInstructions(t *testing.T) {
 	req := m.request(t)
 	var docs string
 	for _, it := range req.Input {
-		if it.Role == "developer" && strings.HasPrefix(it.Text(), "# AGENTS.md instructions for ") {
-			docs = it.Text()
+		for _, c := range it.Content {
+			if it.Role == "user" && strings.HasPrefix(c.Text, "# AGENTS.md instructions for ") {
+				docs = c.Text
+			}
 		}
 	}
 	want := "# AGENTS.md instructions for " + sub + "\n\n<INSTRUCTIONS>\nhome rules\n\n--- project-doc ---\n\nroot rules\n\npkg rules\n\ninner override\n</INSTRUCTIONS>"

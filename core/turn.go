@@ -29,7 +29,11 @@ type turn struct {
 	ending       bool                     // decided to end; takes no more input
 
 	// Actor-owned.
-	prefix        []prompt.Item // instructions and context, built once
+	contextDone bool // the turn's context blocks are recorded
+	// prefix is what the last request held besides the conversation: the
+	// base instructions first, a code-mode model's tools item, and the
+	// history's context messages (compaction and review reuse it).
+	prefix        []prompt.Item
 	lastMessage   string
 	lastMessageID string
 	diff          *turnDiff
@@ -149,8 +153,18 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 		inputs := tr.inputs
 		tr.inputs = nil
 		t.mu.Unlock()
+		// The user sees the input at once; the history gets the turn's
+		// context blocks first (reading AGENTS.md may wait for the
+		// exec-server).
 		for _, in := range inputs {
-			tr.recordUserMessage(in)
+			tr.showUserMessage(in)
+		}
+		if !tr.contextDone {
+			tr.contextDone = true
+			tr.recordContext()
+		}
+		for _, in := range inputs {
+			tr.t.appendHistory(tr.id, userMessageItem(in.input))
 		}
 		if tr.ctx.Err() != nil {
 			return agent.TurnStatusInterrupted, nil
@@ -209,24 +223,19 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 }
 
 func abortedOutput(call prompt.Item) prompt.Item {
-	if call.Type == prompt.TypeCustomToolCall {
-		s := "aborted"
-		return prompt.Item{Type: prompt.TypeCustomToolCallOutput, CallID: call.CallID, Output: &s}
-	}
-	return prompt.FunctionOutput(call.CallID, "aborted")
+	return toolOutput(call, "aborted")
 }
 
-func (tr *turn) recordUserMessage(in queuedInput) {
+func (tr *turn) showUserMessage(in queuedInput) {
 	item := &agent.UserMessage{ID: newUUIDv7(), ClientID: in.clientID, Content: in.input}
 	tr.emit(agent.ItemStarted{Item: item})
 	tr.emit(agent.ItemCompleted{Item: item})
-	tr.t.appendHistory(tr.id, userMessageItem(in.input))
 	tr.t.notePreview(in.input)
 }
 
 // userMessageItem converts user input into a model message.
 func userMessageItem(in []agent.Input) prompt.Item {
-	it := prompt.Item{Type: prompt.TypeMessage, Role: "user"}
+	it := prompt.Item{Type: prompt.TypeMessage, Role: "user", ID: newMessageID()}
 	for _, p := range in {
 		switch p.Type {
 		case "image":

@@ -391,11 +391,11 @@ func TestItemsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi"}],"phase":"final_answer"},` +
-		`{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"c1"},` +
-		`{"type":"reasoning","summary":[],"encrypted_content":"E"},` +
+	const want = `[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi"}],"phase":"final_answer","status":"completed","id":"msg_1"},` +
+		`{"type":"function_call","status":"completed","id":"fc_1","name":"exec_command","arguments":"{}","call_id":"c1"},` +
+		`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"E"},` +
 		`{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"out"}]},` +
-		`{"type":"custom_tool_call","status":"completed","call_id":"c2","name":"apply_patch","input":"P"},` +
+		`{"type":"custom_tool_call","status":"completed","id":"ctc","call_id":"c2","name":"apply_patch","input":"P"},` +
 		`{"type":"custom_tool_call_output","call_id":"c2","output":"ok"},` +
 		`{"type":"local_shell_call","id":"ls_1","call_id":"c3","action":{"type":"exec","command":["ls"]}}]`
 	if string(out) != want {

@@ -24,9 +24,9 @@ const (
 // keeps its JSON in Raw and is sent back verbatim.
 type Item struct {
 	Type string
-	// ID is the model's id of an output item ("msg_...", "fc_..."). It is
-	// not sent back: with store false the ids resolve to nothing, so Codex
-	// leaves them out.
+	// ID is the item's id: the model's for an output item ("msg_...",
+	// "fc_..."), the client's for its own ("msg_...", "fco_..."). Codex
+	// 0.169 sends the ids back, so an item with one is sent with it.
 	ID string
 	// Status is an output item's status ("in_progress", "completed").
 	Status string
@@ -138,23 +138,28 @@ func (it Item) MarshalJSON() ([]byte, error) {
 			Role    string        `json:"role"`
 			Content []ContentPart `json:"content"`
 			Phase   string        `json:"phase,omitempty"`
-		}{it.Type, it.Role, parts(it.Content), it.Phase})
+			Status  string        `json:"status,omitempty"`
+			ID      string        `json:"id,omitempty"`
+		}{it.Type, it.Role, parts(it.Content), it.Phase, it.Status, it.ID})
 	case ItemFunctionCall:
 		return json.Marshal(struct {
 			Type      string `json:"type"`
+			Status    string `json:"status,omitempty"`
+			ID        string `json:"id,omitempty"`
 			Name      string `json:"name"`
 			Namespace string `json:"namespace,omitempty"`
 			Arguments string `json:"arguments"`
 			CallID    string `json:"call_id"`
-		}{it.Type, it.Name, it.Namespace, it.Arguments, it.CallID})
+		}{it.Type, it.Status, it.ID, it.Name, it.Namespace, it.Arguments, it.CallID})
 	case ItemCustomToolCall:
 		return json.Marshal(struct {
 			Type   string `json:"type"`
 			Status string `json:"status,omitempty"`
+			ID     string `json:"id,omitempty"`
 			CallID string `json:"call_id"`
 			Name   string `json:"name"`
 			Input  string `json:"input"`
-		}{it.Type, it.Status, it.CallID, it.Name, it.Input})
+		}{it.Type, it.Status, it.ID, it.CallID, it.Name, it.Input})
 	case ItemFunctionCallOutput, ItemCustomToolCallOutput:
 		var out any = it.Output
 		if it.OutputContent != nil {
@@ -162,9 +167,10 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		}
 		return json.Marshal(struct {
 			Type   string `json:"type"`
+			ID     string `json:"id,omitempty"`
 			CallID string `json:"call_id"`
 			Output any    `json:"output"`
-		}{it.Type, it.CallID, out})
+		}{it.Type, it.ID, it.CallID, out})
 	case ItemReasoning:
 		var content []ContentPart
 		if it.Content != nil {
@@ -172,10 +178,11 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		}
 		return json.Marshal(struct {
 			Type             string        `json:"type"`
+			ID               string        `json:"id,omitempty"`
 			Summary          []ContentPart `json:"summary"`
 			Content          []ContentPart `json:"content,omitempty"`
 			EncryptedContent string        `json:"encrypted_content,omitempty"`
-		}{it.Type, parts(it.Summary), content, it.EncryptedContent})
+		}{it.Type, it.ID, parts(it.Summary), content, it.EncryptedContent})
 	}
 	if len(it.Raw) > 0 {
 		return it.Raw, nil

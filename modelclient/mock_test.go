@@ -137,8 +137,8 @@ func TestMockDefaultScript(t *testing.T) {
 		t.Fatalf("usage %+v", usage)
 	}
 
-	// The mock saw what the client sent: the call went back without its
-	// id, the output with its call id.
+	// The mock saw what the client sent: the call went back with its id
+	// (Codex 0.169 sends the ids back), the output with its call id.
 	ex := m.Requests()[1]
 	var body struct {
 		Input []map[string]any `json:"input"`
@@ -147,7 +147,7 @@ func TestMockDefaultScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	fc, out := body.Input[1], body.Input[2]
-	if fc["type"] != "function_call" || fc["call_id"] != call.CallID || fc["id"] != nil || out["call_id"] != call.CallID {
+	if fc["type"] != "function_call" || fc["call_id"] != call.CallID || fc["id"] != call.ID || out["call_id"] != call.CallID {
 		t.Fatalf("history sent: %v", body.Input)
 	}
 }

@@ -44,6 +44,9 @@ type Request struct {
 type Reasoning struct {
 	Effort  string `json:"effort,omitempty"`
 	Summary string `json:"summary,omitempty"`
+	// Context is "all_turns" for the models that keep earlier turns'
+	// reasoning (Codex sends it to the Responses "lite" models).
+	Context string `json:"context,omitempty"`
 }
 
 type textControls struct {

@@ -38,6 +38,45 @@ type Item struct {
 	// Function call output.
 	Output *string `json:"output,omitempty"`
 	Status string  `json:"status,omitempty"`
+	// Tools are an additional_tools item's tool definitions.
+	Tools []json.RawMessage `json:"tools,omitempty"`
+
+	// Raw is the JSON of an item of a type this package does not know
+	// (web_search_call...), sent back and stored as it came.
+	Raw json.RawMessage `json:"-"`
+}
+
+// known reports whether the item's type is one whose fields Item holds.
+func (it *Item) known() bool {
+	switch it.Type {
+	case TypeMessage, TypeReasoning, TypeFunctionCall, TypeFunctionCallOutput,
+		TypeCustomToolCall, TypeCustomToolCallOutput, TypeAdditionalTools:
+		return true
+	}
+	return false
+}
+
+type plainItem Item
+
+// MarshalJSON writes an item of an unknown type as it came.
+func (it Item) MarshalJSON() ([]byte, error) {
+	if !it.known() && len(it.Raw) > 0 {
+		return it.Raw, nil
+	}
+	return json.Marshal(plainItem(it))
+}
+
+// UnmarshalJSON keeps the JSON of an item of an unknown type.
+func (it *Item) UnmarshalJSON(b []byte) error {
+	var p plainItem
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*it = Item(p)
+	if !it.known() {
+		it.Raw = append(json.RawMessage(nil), b...)
+	}
+	return nil
 }
 
 // Item types.
@@ -48,6 +87,9 @@ const (
 	TypeFunctionCallOutput   = "function_call_output"
 	TypeCustomToolCall       = "custom_tool_call"
 	TypeCustomToolCallOutput = "custom_tool_call_output"
+	// TypeAdditionalTools is the developer item that carries a code-mode
+	// model's tools.
+	TypeAdditionalTools = "additional_tools"
 )
 
 // Content is one part of a message.
@@ -107,22 +149,32 @@ type Request struct {
 	PromptCacheKey    string            `json:"prompt_cache_key,omitempty"`
 	Text              *TextControls     `json:"text,omitempty"`
 	ServiceTier       string            `json:"service_tier,omitempty"`
+	// ClientMetadata is Codex's client_metadata: the ids of the session,
+	// thread, turn and window, and the turn metadata as JSON text.
+	ClientMetadata map[string]string `json:"client_metadata,omitempty"`
 
 	// Header facts, not part of the body.
 	ThreadID   string `json:"-"`
 	TurnID     string `json:"-"`
 	Originator string `json:"-"`
+	// Headers are sent with this request (x-codex-turn-metadata,
+	// x-codex-window-id, ...).
+	Headers map[string]string `json:"-"`
 }
 
 // Reasoning controls the model's reasoning.
 type Reasoning struct {
 	Effort  string `json:"effort,omitempty"`
 	Summary string `json:"summary,omitempty"`
+	// Context is "all_turns" for the models that keep the reasoning of
+	// earlier turns.
+	Context string `json:"context,omitempty"`
 }
 
-// TextControls carries the output schema of a turn.
+// TextControls carries the verbosity and the output schema of a turn.
 type TextControls struct {
-	Format *TextFormat `json:"format,omitempty"`
+	Verbosity string      `json:"verbosity,omitempty"`
+	Format    *TextFormat `json:"format,omitempty"`
 }
 
 // TextFormat is a JSON-schema output format.

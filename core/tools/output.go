@@ -120,3 +120,37 @@ const (
 func EscalationRefused(policy string) string {
 	return fmt.Sprintf("approval policy is %s; reject command — you cannot ask for escalated permissions if the approval policy is %s", policy, policy)
 }
+
+// TruncateForHistory bounds a tool's output as Codex does before it joins
+// the history: by tokens (mode "tokens", four bytes a token, the middle
+// replaced by "…N tokens truncated…") or by bytes (mode "bytes", the
+// middle replaced by "…N chars truncated…", N counting characters), with
+// "Total output lines: N" first when anything was cut. A limit of 0 or
+// less keeps nothing of the middle; text within the limit is unchanged.
+func TruncateForHistory(text, mode string, limit int64) string {
+	if mode != "bytes" {
+		if limit >= int64(len(text)) {
+			return text
+		}
+		return TruncateTokens(text, int(limit))
+	}
+	if int64(len(text)) <= limit {
+		return text
+	}
+	lines := strings.Count(text, "\n")
+	if !strings.HasSuffix(text, "\n") {
+		lines++
+	}
+	budget := int(max(limit, 0))
+	headEnd := budget / 2
+	for headEnd > 0 && !utf8.RuneStart(text[headEnd]) {
+		headEnd--
+	}
+	tailStart := len(text) - (budget - budget/2)
+	for tailStart < len(text) && !utf8.RuneStart(text[tailStart]) {
+		tailStart++
+	}
+	tailStart = max(tailStart, headEnd)
+	removed := utf8.RuneCountInString(text[headEnd:tailStart])
+	return fmt.Sprintf("Total output lines: %d\n\n%s…%d chars truncated…%s", lines, text[:headEnd], removed, text[tailStart:])
+}

@@ -22,13 +22,28 @@ const (
 	RequestUserInput = "request_user_input"
 )
 
-// Options choose the tools a turn offers.
+// Options choose the tools a turn offers; they follow the model's
+// metadata (package modelinfo), as Codex's do.
 type Options struct {
-	// ApplyPatch offers the apply_patch function tool. Without it a model
-	// still edits files with `apply_patch <<'EOF'` through exec_command.
-	ApplyPatch bool
-	// RequestUserInput offers request_user_input.
-	RequestUserInput bool
+	// ApplyPatch is the apply_patch tool's type: "freeform" (a custom tool
+	// with a Lark grammar), "function" (JSON arguments), or "" for none. A
+	// model without it still edits files with `apply_patch <<'EOF'`
+	// through exec_command.
+	ApplyPatch string
+	// NoShell offers neither exec_command nor write_stdin (shell type
+	// "disabled").
+	NoShell bool
+	// WebSearch is the web_search tool's content types: "text",
+	// "text_and_image", or "" for no web_search tool. It is run by the
+	// provider, not by codexd.
+	WebSearch string
+	// WebSearchLive lets the provider's search reach the live web
+	// (web_search = "live"); otherwise it uses its cache.
+	WebSearchLive bool
+	// CodeMode puts the tools in an additional_tools item (a "functions"
+	// namespace) instead of the request's tools, the way Codex serves the
+	// models of tool_mode code_mode_only.
+	CodeMode bool
 	// NoTools offers nothing (a title job, a read-only helper thread).
 	NoTools bool
 }
@@ -54,100 +69,161 @@ func object(props schema, required ...string) schema {
 	return o
 }
 
-func function(name, desc string, params schema) json.RawMessage {
-	b, err := json.Marshal(schema{
-		"type": "function", "name": name, "description": desc,
-		"strict": false, "parameters": params,
-	})
+func marshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
 	return b
 }
 
-var specCache sync.Map // Options -> []json.RawMessage
-
-// Specs returns the tool specs of a request, in a stable order. The result
-// is shared: callers must not modify it.
-func Specs(o Options) []json.RawMessage {
-	if v, ok := specCache.Load(o); ok {
-		return v.([]json.RawMessage)
-	}
-	v, _ := specCache.LoadOrStore(o, specs(o))
-	return v.([]json.RawMessage)
+func function(name, desc string, params schema) json.RawMessage {
+	return marshal(schema{
+		"type": "function", "name": name, "description": desc,
+		"strict": false, "parameters": params,
+	})
 }
 
-func specs(o Options) []json.RawMessage {
+var specCache sync.Map // Options -> [2][]json.RawMessage
+
+// Specs returns the request's tools, in Codex's order: exec_command,
+// write_stdin, request_user_input, apply_patch, web_search. It is empty
+// for a code-mode model, whose tools AdditionalTools gives. The result is
+// shared: callers must not modify it.
+func Specs(o Options) []json.RawMessage { return cached(o)[0] }
+
+// AdditionalTools returns the tools of the additional_tools input item a
+// code-mode model gets (one "functions" namespace holding the tools), or
+// nil for another model. The result is shared.
+func AdditionalTools(o Options) []json.RawMessage { return cached(o)[1] }
+
+func cached(o Options) [2][]json.RawMessage {
+	if v, ok := specCache.Load(o); ok {
+		return v.([2][]json.RawMessage)
+	}
+	v, _ := specCache.LoadOrStore(o, build(o))
+	return v.([2][]json.RawMessage)
+}
+
+func build(o Options) [2][]json.RawMessage {
 	if o.NoTools {
-		return []json.RawMessage{}
+		return [2][]json.RawMessage{{}, nil}
 	}
-	specs := []json.RawMessage{execCommandSpec(), writeStdinSpec(), updatePlanSpec()}
-	if o.ApplyPatch {
-		specs = append(specs, applyPatchSpec())
+	var fns []json.RawMessage
+	if !o.NoShell {
+		fns = append(fns, execCommandSpec(), writeStdinSpec())
 	}
-	if o.RequestUserInput {
-		specs = append(specs, requestUserInputSpec())
+	fns = append(fns, requestUserInputSpec())
+	switch o.ApplyPatch {
+	case "freeform":
+		fns = append(fns, applyPatchFreeformSpec())
+	case "function":
+		fns = append(fns, applyPatchFunctionSpec())
 	}
-	return specs
+	if o.CodeMode {
+		ns := marshal(schema{"type": "namespace", "name": "functions", "description": "", "tools": fns})
+		return [2][]json.RawMessage{{}, {ns}}
+	}
+	if o.WebSearch != "" {
+		ws := schema{"type": "web_search", "external_web_access": o.WebSearchLive}
+		if o.WebSearch == "text_and_image" {
+			ws["search_content_types"] = []string{"text", "image"}
+		}
+		fns = append(fns, marshal(ws))
+	}
+	return [2][]json.RawMessage{fns, nil}
 }
 
 func execCommandSpec() json.RawMessage {
 	return function(ExecCommand,
-		"Runs a command in a PTY or with pipes, returning its output, or a session ID to continue it with write_stdin while it runs.",
+		"Starts a command on a PTY or with pipes and returns its output, or, while it still runs, a session ID to continue it with write_stdin.",
 		object(schema{
-			"cmd":               str("Shell command to execute."),
-			"workdir":           str("Working directory of the command; defaults to the turn's cwd."),
-			"shell":             str("Shell binary to launch; defaults to the user's shell."),
-			"login":             boolean("Whether to run the shell with -l semantics; defaults to true."),
-			"tty":               boolean("Run the command on a PTY, so that write_stdin can type into it; defaults to false (pipes)."),
-			"yield_time_ms":     num("How long to wait for output before returning, in ms (default 10000, range 250-30000); returns at once when the command finishes."),
-			"max_output_tokens": num("Most tokens of output to return (default 10000); the middle of longer output is cut."),
-			"sandbox_permissions": schema{
-				"type": "string", "enum": []string{"use_default", "require_escalated"},
-				"description": "use_default (the default) runs in the sandbox; require_escalated asks the user to run the command without it.",
-			},
-			"justification": str("With require_escalated: the question to ask the user, saying why the command needs to leave the sandbox."),
+			"cmd":               str("The shell command to run."),
+			"justification":     str("Only with require_escalated: the approval question shown to the user; leave it out otherwise."),
+			"login":             boolean("Run the shell with -l/-i semantics (true, the default) or without them (false)."),
+			"max_output_tokens": num("Most tokens of output to return; 10000 by default, and policy may cap larger values."),
 			"prefix_rule": schema{
 				"type": "array", "items": schema{"type": "string"},
-				"description": "With require_escalated: a command prefix the user may allow for good (e.g. [\"npm\", \"test\"]).",
+				"description": "Only with sandbox_permissions \"require_escalated\": a command prefix the user may approve for good, e.g. [\"git\", \"pull\"].",
 			},
+			"sandbox_permissions": schema{
+				"type": "string", "enum": []string{"use_default", "require_escalated"},
+				"description": "Sandboxing of this command: use_default (the default) keeps the sandbox, require_escalated asks to run it without one.",
+			},
+			"shell":         str("The shell binary to start; the user's shell by default."),
+			"tty":           boolean("Give the command a PTY (true), or plain pipes (false, the default)."),
+			"workdir":       str("Directory to run the command in; the turn's cwd by default."),
+			"yield_time_ms": num("How long to wait for output before returning, in ms: 10000 by default, within 250-30000."),
 		}, "cmd"))
 }
 
 func writeStdinSpec() json.RawMessage {
 	return function(WriteStdin,
-		"Writes characters to the stdin of a running exec_command session, or polls it for output.",
+		"Sends characters to a running exec_command session and returns what it printed since.",
 		object(schema{
-			"session_id":        num("Session ID that exec_command returned."),
-			"chars":             str("Characters to write (tty sessions only); empty or omitted to just poll for output."),
-			"yield_time_ms":     num("How long to wait for output, in ms (writes: default 250, at most 30000; empty polls: 5000-300000)."),
-			"max_output_tokens": num("Most tokens of output to return (default 10000)."),
+			"chars":             str("What to write to stdin; empty (the default) only polls for output."),
+			"max_output_tokens": num("Most tokens of output to return; 10000 by default, and policy may cap larger values."),
+			"session_id":        num("The session ID exec_command gave for the running process."),
+			"yield_time_ms":     num("How long to wait for output, in ms: writes wait 250 by default and at most 30000; empty polls wait 5000-300000."),
 		}, "session_id"))
 }
 
-func updatePlanSpec() json.RawMessage {
-	return function(UpdatePlan,
-		"Updates the task plan.\nGive an optional explanation and the list of steps, each with a status. At most one step is in_progress at a time.",
+func requestUserInputSpec() json.RawMessage {
+	return function(RequestUserInput,
+		"Puts one to three short questions to the user and waits for the answers. It works in Plan mode only.",
 		object(schema{
-			"explanation": str(""),
-			"plan": schema{
+			"questions": schema{
 				"type":        "array",
-				"description": "The steps of the plan.",
+				"description": "The questions for the user: preferably one, never more than three.",
 				"items": object(schema{
-					"step": str(""),
-					"status": schema{
-						"type": "string", "enum": []string{"pending", "in_progress", "completed"},
-						"description": "One of: pending, in_progress, completed",
+					"header": str("A short label shown above the question (at most 12 characters)."),
+					"id":     str("A stable snake_case identifier the answer is keyed by."),
+					"options": schema{
+						"type":        "array",
+						"description": "Two or three choices that exclude each other, the recommended one first with \"(Recommended)\" after its label. Leave out an \"Other\" choice: the client adds a free-form one itself.",
+						"items": object(schema{
+							"description": str("One short sentence on what picking it implies."),
+							"label":       str("What the user sees (one to five words)."),
+						}, "label", "description"),
 					},
-				}, "step", "status"),
+					"question": str("The question, in one sentence."),
+				}, "id", "header", "question", "options"),
 			},
-		}, "plan"))
+		}, "questions"))
 }
 
-func applyPatchSpec() json.RawMessage {
+func applyPatchFunctionSpec() json.RawMessage {
 	return function(ApplyPatch, applyPatchDescription,
-		object(schema{"input": str("The entire contents of the apply_patch command.")}, "input"))
+		object(schema{"input": str("The whole patch, from \"*** Begin Patch\" to \"*** End Patch\".")}, "input"))
 }
+
+func applyPatchFreeformSpec() json.RawMessage {
+	return marshal(schema{
+		"type": "custom", "name": ApplyPatch,
+		"description": "Edits files with a patch. The tool is freeform: send the patch itself, not JSON.",
+		"format":      schema{"type": "grammar", "syntax": "lark", "definition": applyPatchGrammar},
+	})
+}
+
+// applyPatchGrammar is the patch language in Lark, the grammar the model's
+// sampling is held to.
+const applyPatchGrammar = `start: "*** Begin Patch" LF file_op+ "*** End Patch" LF?
+
+file_op: add_file | delete_file | update_file
+add_file: "*** Add File: " path LF added+
+delete_file: "*** Delete File: " path LF
+update_file: "*** Update File: " path LF move_to? hunk?
+
+path: /(.+)/
+added: "+" /(.*)/ LF -> line
+move_to: "*** Move to: " path LF
+hunk: (hunk_header | hunk_line)+ end_of_file?
+hunk_header: ("@@" | "@@ " /(.+)/) LF
+hunk_line: (" " | "-" | "+") /(.*)/ LF
+end_of_file: "*** End of File" LF
+
+%import common.LF
+`
 
 const applyPatchDescription = `Edits files with a patch.
 A patch is a file-oriented diff between "*** Begin Patch" and "*** End Patch". Each file section starts with a header:
@@ -163,25 +239,3 @@ Example:
 -    print("Hi")
 +    print("Hello, world!")
 *** End Patch`
-
-func requestUserInputSpec() json.RawMessage {
-	return function(RequestUserInput,
-		"Asks the user one to three short questions and waits for the answers.",
-		object(schema{
-			"questions": schema{
-				"type": "array",
-				"items": object(schema{
-					"id":       str("Stable identifier of the question (snake_case)."),
-					"header":   str("Short header shown above the question."),
-					"question": str("The question."),
-					"options": schema{
-						"type": "array",
-						"items": object(schema{
-							"label":       str("Label of the choice."),
-							"description": str("What choosing it means."),
-						}, "label", "description"),
-					},
-				}, "id", "header", "question"),
-			},
-		}, "questions"))
-}

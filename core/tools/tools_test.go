@@ -64,17 +64,87 @@ func TestArgs(t *testing.T) {
 }
 
 func TestSpecsAreValidJSON(t *testing.T) {
-	for _, raw := range Specs(Options{ApplyPatch: true, RequestUserInput: true}) {
+	for _, raw := range Specs(Options{ApplyPatch: "function", WebSearch: "text"}) {
 		var v struct {
 			Type       string         `json:"type"`
 			Name       string         `json:"name"`
 			Parameters map[string]any `json:"parameters"`
 		}
-		if err := json.Unmarshal(raw, &v); err != nil || v.Type != "function" || v.Name == "" || v.Parameters["type"] != "object" {
+		if err := json.Unmarshal(raw, &v); err != nil {
 			t.Fatalf("spec %s: %v", raw, err)
+		}
+		if v.Type == "web_search" {
+			continue
+		}
+		if v.Type != "function" || v.Name == "" || v.Parameters["type"] != "object" {
+			t.Fatalf("spec %s", raw)
 		}
 	}
 	if n := len(Specs(Options{NoTools: true})); n != 0 {
 		t.Fatalf("NoTools gave %d", n)
+	}
+}
+
+// The tool sets follow the model's metadata as Codex 0.169's do.
+func TestSpecsPerModel(t *testing.T) {
+	names := func(raws []json.RawMessage) []string {
+		var out []string
+		for _, raw := range raws {
+			var v struct{ Type, Name string }
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v.Type+":"+v.Name)
+		}
+		return strings.Fields(strings.Join(out, " "))
+	}
+	general := names(Specs(Options{ApplyPatch: "freeform", WebSearch: "text_and_image"}))
+	if want := "function:exec_command function:write_stdin function:request_user_input custom:apply_patch web_search:"; strings.Join(general, " ") != want {
+		t.Fatalf("general: %v", general)
+	}
+	fallback := names(Specs(Options{WebSearch: "text"}))
+	if want := "function:exec_command function:write_stdin function:request_user_input web_search:"; strings.Join(fallback, " ") != want {
+		t.Fatalf("fallback: %v", fallback)
+	}
+	code := Options{ApplyPatch: "freeform", WebSearch: "text_and_image", CodeMode: true}
+	if n := len(Specs(code)); n != 0 {
+		t.Fatalf("code mode has %d top-level tools", n)
+	}
+	extra := AdditionalTools(code)
+	var ns struct {
+		Type, Name string
+		Tools      []json.RawMessage
+	}
+	if len(extra) != 1 || json.Unmarshal(extra[0], &ns) != nil || ns.Type != "namespace" || ns.Name != "functions" {
+		t.Fatalf("additional tools %s", extra)
+	}
+	if got := strings.Join(names(ns.Tools), " "); got != "function:exec_command function:write_stdin function:request_user_input custom:apply_patch" {
+		t.Fatalf("namespace tools %s", got)
+	}
+	var patch struct {
+		Format struct{ Type, Syntax, Definition string }
+	}
+	if err := json.Unmarshal(Specs(Options{ApplyPatch: "freeform"})[3], &patch); err != nil || patch.Format.Type != "grammar" ||
+		patch.Format.Syntax != "lark" || !strings.Contains(patch.Format.Definition, `"*** Begin Patch"`) {
+		t.Fatalf("freeform apply_patch %+v %v", patch, err)
+	}
+	var ws map[string]any
+	_ = json.Unmarshal(Specs(Options{WebSearch: "text", WebSearchLive: true})[3], &ws)
+	if ws["external_web_access"] != true || ws["search_content_types"] != nil {
+		t.Fatalf("live text web_search %v", ws)
+	}
+}
+
+func TestTruncateForHistory(t *testing.T) {
+	text := strings.Repeat("a", 30) + "\n" + strings.Repeat("é", 20)
+	if got := TruncateForHistory(text, "bytes", 1000); got != text {
+		t.Fatalf("fits: %q", got)
+	}
+	got := TruncateForHistory(text, "bytes", 20)
+	if !strings.HasPrefix(got, "Total output lines: 2\n\n"+strings.Repeat("a", 10)+"…") || !strings.HasSuffix(got, "chars truncated…"+strings.Repeat("é", 5)) {
+		t.Fatalf("bytes: %q", got)
+	}
+	if got := TruncateForHistory(strings.Repeat("x", 100), "tokens", 10); !strings.Contains(got, "…15 tokens truncated…") {
+		t.Fatalf("tokens: %q", got)
 	}
 }
