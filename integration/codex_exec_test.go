@@ -62,7 +62,7 @@ func executable(p string) error {
 // pointing at a codexd exec-server, and checks that the command ran in
 // codexd and its output reached the model.
 func TestCodexExecThroughCodexd(t *testing.T) {
-	run := runCodexExec(t, "TestCodexExecThroughCodexd", "")
+	run := runCodexExec(t, "TestCodexExecThroughCodexd", "", "")
 	if run == nil {
 		return
 	}
@@ -83,7 +83,7 @@ func TestCodexExecThroughCodexd(t *testing.T) {
 // exceeds 1048576 bytes"); its notification pump now holds the output, so
 // the child waits for the client instead, as with Codex's own server.
 func TestCodexExecLargeOutputThroughCodexd(t *testing.T) {
-	run := runCodexExec(t, "TestCodexExecLargeOutputThroughCodexd", "seq 1 800000")
+	run := runCodexExec(t, "TestCodexExecLargeOutputThroughCodexd", "seq 1 800000", "")
 	if run == nil {
 		return
 	}
@@ -93,6 +93,37 @@ func TestCodexExecLargeOutputThroughCodexd(t *testing.T) {
 	}
 	if !strings.Contains(run.toolOutput, run.marker) {
 		t.Errorf("the tool output Codex sent the model lacks the marker %q, which the command printed last: %.300q", run.marker, run.toolOutput)
+	}
+}
+
+// TestCodexExecReadOnlyThroughCodexd runs the same turn with Codex's
+// sandbox_mode read-only: Codex sends its permission profile with the
+// process/start, and codexd must confine the command by it (Codex's own
+// exec-server does), so the proof file is never written and the command
+// fails. codexd once ignored the member and wrote the file.
+func TestCodexExecReadOnlyThroughCodexd(t *testing.T) {
+	run := runCodexExec(t, "TestCodexExecReadOnlyThroughCodexd", "", "read-only")
+	if run == nil {
+		return
+	}
+	_, _, starts, _ := run.rec.report()
+	var ran *startRecord
+	for i := range starts {
+		if strings.Contains(strings.Join(starts[i].Argv, " "), run.marker) {
+			ran = &starts[i]
+		}
+	}
+	if ran == nil {
+		t.Fatalf("codexd never got a process/start for the model's command %q", run.command)
+	}
+	if len(ran.Sandbox) == 0 || string(ran.Sandbox) == "null" {
+		t.Errorf("Codex sent no sandbox with the read-only command's process/start")
+	}
+	if _, err := os.Stat(run.proof); err == nil {
+		t.Errorf("the read-only command wrote %s", run.proof)
+	}
+	if !strings.Contains(run.toolOutput, "Process exited with code 1") {
+		t.Errorf("the denied command did not fail as Codex reports it: %.300q", run.toolOutput)
 	}
 }
 
@@ -111,7 +142,7 @@ type codexRun struct {
 // asks for `echo <marker> > proof.txt && <middle> && cat proof.txt`, which
 // leaves two pieces of evidence: a file only it writes, and the marker as
 // the last line of its output, which must come back to the model.
-func runCodexExec(t *testing.T, name, middle string) *codexRun {
+func runCodexExec(t *testing.T, name, middle, sandboxMode string) *codexRun {
 	t.Helper()
 	bin := codexBin(t)
 	if !inNetns() {
@@ -163,11 +194,14 @@ func runCodexExec(t *testing.T, name, middle string) *codexRun {
 	modelHTTP := httptest.NewServer(model)
 	t.Cleanup(modelHTTP.Close)
 
+	if sandboxMode == "" {
+		sandboxMode = "danger-full-access"
+	}
 	codexHome := t.TempDir()
 	config := fmt.Sprintf(`model = "mock-model"
 model_provider = "mock"
 approval_policy = "never"
-sandbox_mode = "danger-full-access"
+sandbox_mode = "%s"
 check_for_update_on_startup = false
 
 [analytics]
@@ -187,7 +221,7 @@ base_url = "%s/v1"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
-`, modelHTTP.URL)
+`, sandboxMode, modelHTTP.URL)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}

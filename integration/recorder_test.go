@@ -38,6 +38,7 @@ type startRecord struct {
 	Cwd       string            `json:"cwd"`
 	Env       map[string]string `json:"env"`
 	Tty       bool              `json:"tty"`
+	Sandbox   json.RawMessage   `json:"sandbox"`
 }
 
 func newRecordingServer(srv *execserver.Server) *recordingServer {
