@@ -237,9 +237,22 @@ func (t *thread) turnCompletedLocked(ev agent.Event, m agent.TurnCompleted, out 
 	}
 	t.toSubscribersLocked(out, appproto.TurnCompletedN.Name(), appproto.TurnNotification{ThreadID: t.id, Turn: turn})
 	t.withdrawAllLocked(out)
-	// An ended turn's items are as the core reported them: what deltas
-	// brought to items that never completed is not kept either.
+	// An ended turn keeps no delta buffers. The partial text of an agent
+	// message that never completed (an interrupted or cut stream) stays in
+	// the history, as the turn showed it ([history-keeps-partial-items]),
+	// within one view's bound (and its marker) for the whole turn; the
+	// rest is dropped.
+	budget := maxViewBytes + 64
 	for _, v := range a.items {
+		if msg, ok := v.item.(*agent.AgentMessage); ok && !v.done && v.text.len() > 0 && budget > 0 {
+			text := v.text.String()
+			if len(text) <= budget {
+				budget -= len(text)
+				partial := *msg // the core's item is not changed
+				partial.Text += text
+				v.item = &partial
+			}
+		}
 		v.dropDeltas()
 	}
 	t.st.history = append(t.st.history, a.toHist(m, ev.Time))

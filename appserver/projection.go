@@ -344,7 +344,9 @@ func wireTurnError(e *agent.TurnError) *appproto.TurnError {
 	if e == nil {
 		return nil
 	}
-	out := &appproto.TurnError{Message: e.Message, AdditionalDetails: optString(e.AdditionalDetails)}
+	// The message may quote what the model's server answered, which
+	// need not be UTF-8; a notification that does not encode is lost.
+	out := &appproto.TurnError{Message: validUTF8(e.Message), AdditionalDetails: optString(validUTF8(e.AdditionalDetails))}
 	if e.Info != "" {
 		out.CodexErrorInfo = appproto.ErrorInfoName(e.Info)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
@@ -19,14 +21,20 @@ import (
 // neither dies nor keeps it without bound.
 
 // leanClient is an in-process client that keeps nothing it receives but
-// the turns that ended: what a test that measures memory needs.
+// the turns that ended: what a test that measures memory needs. Its reader
+// only counts what goes wrong (it may outlive a fuzz iteration's t).
 type leanClient struct {
 	t     testing.TB
 	c     *Client
 	ended chan appproto.TurnNotification
 	marks chan string  // the messages of warnings: marks a test's turn sets
 	seen  atomic.Int64 // messages received
-	done  chan struct{}
+	// encode makes the reader encode every message as a JSON client's
+	// connection would; encodeErrs counts those that did not encode.
+	encode         atomic.Bool
+	encodeErrs     atomic.Int64
+	firstEncodeErr atomic.Value // string
+	done           chan struct{}
 }
 
 func newLeanClient(t testing.TB, srv *Server) *leanClient {
@@ -35,25 +43,30 @@ func newLeanClient(t testing.TB, srv *Server) *leanClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &leanClient{t: t, c: c, ended: make(chan appproto.TurnNotification, 64), marks: make(chan string, 64), done: make(chan struct{})}
+	l := &leanClient{t: t, c: c, ended: make(chan appproto.TurnNotification, 256), marks: make(chan string, 256), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		for {
 			select {
 			case m := <-c.Messages():
 				l.seen.Add(1)
+				if l.encode.Load() {
+					if _, err := json.Marshal(m.Params); err != nil {
+						if l.encodeErrs.Add(1) == 1 {
+							l.firstEncodeErr.Store(m.Method + ": " + err.Error())
+						}
+					}
+				}
 				if n, ok := m.Params.(appproto.TurnNotification); ok && m.Method == appproto.TurnCompletedN.Name() {
 					select {
 					case l.ended <- n:
-					default:
-						t.Errorf("turn/completed not taken")
+					default: // nobody waits for it
 					}
 				}
 				if n, ok := m.Params.(appproto.WarningNotification); ok {
 					select {
 					case l.marks <- n.Message:
 					default:
-						t.Errorf("mark %q not taken", n.Message)
 					}
 				}
 				if m.ID != nil {
@@ -292,18 +305,22 @@ func TestDeltaViewsBounded(t *testing.T) {
 }
 
 // A turn that ends with items still running (interrupted, failed, a cut
-// stream) keeps nothing of their deltas either: the ended turn's items
-// are as the core reported them.
+// stream) keeps none of their delta buffers: a command shows no output
+// (the core completes the commands it ran), and the partial text of an
+// agent message stays, within maxViewBytes for the turn
+// ([history-keeps-partial-items]).
 func TestUnfinishedItemDeltasDroppedAtTurnEnd(t *testing.T) {
 	chunk := bytes.Repeat([]byte("q"), 64<<10)
 	e := newEnv(t, agenttest.Options{}, Config{})
 	e.core.SetTurn(func(tt *agenttest.Turn) {
 		tt.Emit(agent.ItemStarted{Item: &agent.CommandExecution{ID: "cmd", Command: "yes", Cwd: "/", Status: agent.ItemStatusInProgress}})
 		tt.Emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: "msg"}})
+		tt.Emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: "msg2"}})
 		tt.Emit(agent.ItemStarted{Item: &agent.Reasoning{ID: "rs"}})
 		for range 64 {
 			tt.Emit(agent.CommandOutputDelta{ItemID: "cmd", Stream: "stdout", Data: chunk})
 			tt.Emit(agent.AgentMessageDelta{ItemID: "msg", Delta: string(chunk)})
+			tt.Emit(agent.AgentMessageDelta{ItemID: "msg2", Delta: string(chunk)})
 			tt.Emit(agent.ReasoningSummaryDelta{ItemID: "rs", Delta: string(chunk)})
 		}
 		tt.Fail(agent.TurnError{Message: "stream cut"})
@@ -312,18 +329,46 @@ func TestUnfinishedItemDeltasDroppedAtTurnEnd(t *testing.T) {
 	th := l.startThread()
 	l.turnEnded(l.startTurn(th)) // warm up
 	before := heapAfterGC()
-	for range 8 {
+	const turns = 8
+	for range turns {
 		l.turnEnded(l.startTurn(th))
 	}
 	got := l.read(th)
+	kept := 0
 	for _, it := range got.Turns[len(got.Turns)-1].Items {
 		if it.CommandExecution != nil && it.CommandExecution.AggregatedOutput != nil {
 			t.Fatalf("an ended turn's unfinished command shows %d bytes of deltas", len(*it.CommandExecution.AggregatedOutput))
 		}
+		if it.Reasoning != nil && len(it.Reasoning.Summary) != 0 {
+			t.Fatalf("an ended turn's unfinished reasoning shows %d parts", len(it.Reasoning.Summary))
+		}
+		if m := it.AgentMessage; m != nil {
+			if m.ID == "msg" && (!strings.HasPrefix(m.Text, "qqqq") || !strings.Contains(m.Text, "bytes dropped")) {
+				t.Fatalf("the partial message shows %d bytes", len(m.Text))
+			}
+			kept += len(m.Text)
+		}
+	}
+	if kept > maxViewBytes+64 {
+		t.Fatalf("the ended turn keeps %d bytes of partial messages", kept)
 	}
 	grown := int64(heapAfterGC()) - int64(before)
-	t.Logf("heap grew by %d bytes over 8 ended turns", grown)
-	if grown > 4<<20 {
-		t.Fatalf("the heap grew by %d MiB over 8 ended turns: their unfinished items keep their deltas", grown>>20)
+	t.Logf("heap grew by %d bytes over %d ended turns", grown, turns)
+	if grown > turns*(maxViewBytes+maxViewBytes/4) {
+		t.Fatalf("the heap grew by %d MiB over %d ended turns: their unfinished items keep their deltas", grown>>20, turns)
+	}
+}
+
+// A turn error quotes what the model's server said (an HTTP error body),
+// which need not be UTF-8: its error and turn/completed notifications must
+// still encode, or a JSON client never learns why its turn failed. The
+// hostile soak found this.
+func TestTurnErrorNotUTF8Encodes(t *testing.T) {
+	e := wireTurnError(&agent.TurnError{Message: "unexpected status 500: \xff\xfe", AdditionalDetails: "\xe6\x97"})
+	if _, err := json.Marshal(appproto.ErrorNotification{Error: *e, ThreadID: "t", TurnID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(e.Message, "\uFFFD") || strings.Contains(e.Message, "\xff") {
+		t.Fatalf("message %q", e.Message)
 	}
 }
