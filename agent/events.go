@@ -30,8 +30,13 @@ type TurnStarted struct {
 // ItemStarted: an item began. Its content may still grow through deltas.
 type ItemStarted struct{ Item Item }
 
-// ItemCompleted: an item reached its final content and status.
-type ItemCompleted struct{ Item Item }
+// ItemCompleted: an item reached its final content and status. StartedAt,
+// when set, is when its ItemStarted was (a recorder keeps it with the
+// item, so that a stored turn knows its items' times).
+type ItemCompleted struct {
+	Item      Item
+	StartedAt time.Time
+}
 
 // AgentMessageDelta appends text to an AgentMessage item.
 type AgentMessageDelta struct {

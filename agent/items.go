@@ -18,7 +18,13 @@ type Turn struct {
 	Error       *TurnError
 	StartedAt   time.Time
 	CompletedAt time.Time // zero while in progress
+	// ItemTimes says, by item id, when the items of a stored turn started
+	// and completed, as recorded; nil when unknown.
+	ItemTimes map[string]ItemTime
 }
+
+// ItemTime is when an item started and completed.
+type ItemTime struct{ Started, Completed time.Time }
 
 // TurnStatus is how a turn stands or ended.
 type TurnStatus string

@@ -434,3 +434,67 @@ func TestReadStateAsCodex(t *testing.T) {
 		}
 	}
 }
+
+// The items of a stored turn keep their times: after a restart,
+// thread/read and thread/turns/list report the startedAtMs and
+// completedAtMs the items had live (Codex's are kept in its rollout; a
+// userMessage starts and completes at once).
+func TestItemTimesSurviveARestart(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	first := newRealEnv(t, home, cwd)
+	c := first.dial("before")
+	c.initialize(nil)
+	id := c.startThread(nil)
+	c.startTurn(id, "hello")
+	live := map[string][2]*int64{}
+	for range 2 {
+		n := c.note("item/completed")
+		var it struct {
+			ID            string `json:"id"`
+			StartedAtMs   *int64 `json:"startedAtMs"`
+			CompletedAtMs *int64 `json:"completedAtMs"`
+		}
+		if err := n.param("/item", &it); err != nil {
+			t.Fatal(err)
+		}
+		live[it.ID] = [2]*int64{it.StartedAtMs, it.CompletedAtMs}
+	}
+	c.note("turn/completed")
+	c.conn.Close()
+	first.close()
+
+	second := newRealEnv(t, home, cwd)
+	d := second.dial("after")
+	d.initialize(nil)
+	var read appproto.ThreadReadResponse
+	if err := pointer(d.call(appproto.MethodThreadRead, map[string]any{"threadId": id, "includeTurns": true}).Result, "", &read); err != nil {
+		t.Fatal(err)
+	}
+	var page appproto.ThreadTurnsListResponse
+	if err := pointer(d.call(appproto.MethodThreadTurnsList, map[string]any{"threadId": id}).Result, "", &page); err != nil {
+		t.Fatal(err)
+	}
+	for _, items := range [][]appproto.ThreadItem{read.Thread.Turns[0].Items, page.Data[0].Items} {
+		if len(items) != 2 {
+			t.Fatalf("items %+v", items)
+		}
+		for _, it := range items {
+			var id string
+			var times appproto.ItemTimes
+			switch {
+			case it.UserMessage != nil:
+				id, times = it.UserMessage.ID, it.UserMessage.ItemTimes
+				if times.StartedAtMs == nil || times.CompletedAtMs == nil || *times.StartedAtMs != *times.CompletedAtMs {
+					t.Fatalf("userMessage times %+v", times)
+				}
+			case it.AgentMessage != nil:
+				id, times = it.AgentMessage.ID, it.AgentMessage.ItemTimes
+			}
+			want := live[id]
+			if times.StartedAtMs == nil || times.CompletedAtMs == nil || want[0] == nil || want[1] == nil ||
+				*times.StartedAtMs != *want[0] || *times.CompletedAtMs != *want[1] {
+				t.Fatalf("item %s after a restart: %+v, live %v %v", id, times, want[0], want[1])
+			}
+		}
+	}
+}

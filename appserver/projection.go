@@ -371,7 +371,12 @@ func wireTurnWith(t agent.Turn, view string, views map[string]*itemView) appprot
 				continue
 			}
 		}
-		items = append(items, wireItem(it, views[it.ItemID()]))
+		v := views[it.ItemID()]
+		if tm, ok := t.ItemTimes[it.ItemID()]; ok && v == nil {
+			// A stored turn: the times its items were recorded with.
+			v = &itemView{started: tm.Started, completed: tm.Completed, done: true}
+		}
+		items = append(items, wireItem(it, v))
 	}
 	out := appproto.Turn{ID: t.ID, RootTurnID: ptr(t.ID), Items: items, ItemsView: view, Status: string(t.Status),
 		Error: wireTurnError(t.Error), StartedAt: unixSec(t.StartedAt), CompletedAt: unixSec(t.CompletedAt)}

@@ -265,7 +265,7 @@ func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent
 			return nil, fmt.Errorf("creating the thread's rollout: %w", err)
 		}
 		info.Path = w.Path()
-		rec = storeRecorder{w: w, log: c.log.With("thread", info.ID)}
+		rec = newStoreRecorder(w, c.log.With("thread", info.ID))
 	}
 	t, err := c.load(info, s, nil, nil, instructionsOpts{base: opts.BaseInstructions, developer: opts.DeveloperInstructions}, opts.Originator, opts.NoTools, rec)
 	if err != nil {
@@ -362,7 +362,7 @@ func (c *Core) ResumeThread(ctx context.Context, id string, o agent.Overrides) (
 func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, noTools bool) (*agent.Loaded, error) {
 	s := o.Apply(st.Settings)
 	log := c.log.With("thread", st.Info.ID)
-	rec := storeRecorder{w: w, log: log}
+	rec := newStoreRecorder(w, log)
 	info := st.Info
 	info.Path = w.Path()
 	t, err := c.load(info, s, normalizeHistory(decodeHistory(compaction.Replay(st.History), log)), st.Turns,

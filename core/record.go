@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/prompt"
@@ -37,9 +38,30 @@ func (nopRecorder) Close() error                { return nil }
 type storeRecorder struct {
 	w   store.Writer
 	log *slog.Logger
+	// started holds when each item still open started (item id →
+	// time.Time), so that its completion is stored with it: a reloaded
+	// turn then reports its items' times, as Codex's does.
+	started *sync.Map
+}
+
+func newStoreRecorder(w store.Writer, log *slog.Logger) storeRecorder {
+	return storeRecorder{w: w, log: log, started: &sync.Map{}}
 }
 
 func (r storeRecorder) Event(ev agent.Event) {
+	switch m := ev.Msg.(type) {
+	case agent.ItemStarted:
+		if r.started != nil && m.Item != nil {
+			r.started.Store(m.Item.ItemID(), ev.Time)
+		}
+	case agent.ItemCompleted:
+		if r.started != nil && m.Item != nil && m.StartedAt.IsZero() {
+			if at, ok := r.started.LoadAndDelete(m.Item.ItemID()); ok {
+				m.StartedAt = at.(time.Time)
+				ev.Msg = m
+			}
+		}
+	}
 	if !store.Kept(ev.Msg) {
 		return
 	}

@@ -25,7 +25,7 @@ type eventV1 struct {
 	StartedAt          time.Time `json:"started_at,omitzero"`
 	Kind               string    `json:"kind,omitempty"`
 	ModelContextWindow int64     `json:"model_context_window,omitzero"`
-	// item_completed
+	// item_completed (started_at: when the item started, if known)
 	Item *itemV1 `json:"item,omitzero"`
 	// turn_completed
 	Status             string       `json:"status,omitempty"`
@@ -117,7 +117,7 @@ func encodeEvent(msg agent.EventMsg) (*eventV1, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &eventV1{Type: evItemCompleted, Item: it}, nil
+		return &eventV1{Type: evItemCompleted, Item: it, StartedAt: utc(m.StartedAt)}, nil
 	case agent.TurnCompleted:
 		d := &eventV1{
 			Type: evTurnCompleted, Status: string(m.Status), LastAgentMessage: m.LastAgentMessage,
@@ -159,7 +159,7 @@ func decodeEvent(d *eventV1) (agent.EventMsg, error) {
 		if err != nil {
 			return nil, err
 		}
-		return agent.ItemCompleted{Item: it}, nil
+		return agent.ItemCompleted{Item: it, StartedAt: d.StartedAt}, nil
 	case evTurnCompleted:
 		m := agent.TurnCompleted{
 			Status: agent.TurnStatus(d.Status), LastAgentMessage: d.LastAgentMessage,

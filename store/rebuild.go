@@ -113,6 +113,16 @@ func (r *replay) apply(e *entry) {
 		t := &r.turns[i]
 		r.lastAt[i] = e.Time
 		id := m.Item.ItemID()
+		if id != "" {
+			if t.ItemTimes == nil {
+				t.ItemTimes = map[string]agent.ItemTime{}
+			}
+			started := m.StartedAt
+			if started.IsZero() || started.After(e.Time) {
+				started = e.Time
+			}
+			t.ItemTimes[id] = agent.ItemTime{Started: started, Completed: e.Time}
+		}
 		for j := range t.Items {
 			if id != "" && t.Items[j].ItemID() == id {
 				t.Items[j] = m.Item // completed again: the last one is final

@@ -130,6 +130,10 @@ func fullThread(t *testing.T, e *env, id string) (want *Thread) {
 		t.Fatal(err)
 	}
 	first, second := turnRecords("t1", 100, "first question"), items
+	secondTimes := map[string]agent.ItemTime{"u2": {Started: at(201), Completed: at(201)}}
+	for i, it := range items {
+		secondTimes[it.ItemID()] = agent.ItemTime{Started: at(210 + i), Completed: at(210 + i)}
+	}
 	return &Thread{
 		Meta: m,
 		Info: agent.ThreadInfo{
@@ -139,9 +143,10 @@ func fullThread(t *testing.T, e *env, id string) (want *Thread) {
 		},
 		Turns: []agent.Turn{
 			{ID: "t1", Status: agent.TurnStatusCompleted, StartedAt: at(100), CompletedAt: at(104),
-				Items: []agent.Item{first[1].Event.(agent.ItemCompleted).Item, first[3].Event.(agent.ItemCompleted).Item}},
+				Items:     []agent.Item{first[1].Event.(agent.ItemCompleted).Item, first[3].Event.(agent.ItemCompleted).Item},
+				ItemTimes: map[string]agent.ItemTime{"u-t1": {Started: at(101), Completed: at(101)}, "a-t1": {Started: at(103), Completed: at(103)}}},
 			{ID: "t2", Status: agent.TurnStatusFailed, Error: fail, StartedAt: at(200), CompletedAt: at(223),
-				Items: append([]agent.Item{userMsg("u2", "second")}, second...)},
+				Items: append([]agent.Item{userMsg("u2", "second")}, second...), ItemTimes: secondTimes},
 		},
 		Settings: settings,
 		Usage:    &usage,
