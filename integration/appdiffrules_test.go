@@ -354,6 +354,10 @@ var appRules = []appRule{
 	// archive and unarchive refuse a rollout another process writes; the
 	// corpus runs one server per CODEX_HOME and cannot show it.
 	{id: "app-archive-lock"},
+	// Limits of codexd's own that the corpus does not reach: read states
+	// kept in memory, bounds on what a model stream may carry.
+	{id: "read-state-memory"},
+	{id: "stream-bounds"},
 
 	// codexd refuses a cwd with a NUL byte; Codex stores it, and what
 	// follows differs.
