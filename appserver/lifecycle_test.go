@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
 )
@@ -338,5 +339,49 @@ func TestIdleThreadsAreUnloaded(t *testing.T) {
 	obs.call(appproto.MethodThreadResume, map[string]any{"threadId": busy})
 	if got := len(e.srv.loadedThreads()); got != 2 {
 		t.Fatalf("%d loaded after a resume", got)
+	}
+}
+
+// A thread/resume that arrives while an idle thread is shutting down waits
+// for it to be gone, then loads it afresh: the client gets a live,
+// subscribed thread, never the one that is closing.
+func TestResumeWhileAnIdleThreadCloses(t *testing.T) {
+	core := newGatedCore(agenttest.Options{})
+	e := newEnvWith(t, core, Config{IdleUnload: time.Millisecond})
+	c := e.dial("resumer")
+	c.initialize(nil)
+	held := make(chan struct{}, 1)
+	core.hold(func(ev agent.Event) bool {
+		_, ok := ev.Msg.(agent.ShutdownComplete)
+		if ok {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+		}
+		return ok
+	})
+	id := c.startThread(nil)
+	c.call(appproto.MethodThreadUnsubscribe, map[string]any{"threadId": id})
+	<-held // idle: the core was told to shut it down; its end is held
+	rid := c.request(appproto.MethodThreadResume, map[string]any{"threadId": id})
+	c.barrier()
+	if c.has(func(m *wmsg) bool { return m.Method == "" && string(m.ID) == rid }) {
+		t.Fatal("thread/resume was answered with the thread that is closing")
+	}
+	core.release()
+	c.note("thread/closed")
+	if res := c.response(rid); res.Error != nil {
+		t.Fatalf("resume: %s", res)
+	}
+	th := e.srv.thread(id)
+	if th == nil {
+		t.Fatal("the resumed thread is not loaded")
+	}
+	th.mu.Lock()
+	subscribed := len(th.st.subscribers) == 1 && !th.st.unloaded
+	th.mu.Unlock()
+	if !subscribed {
+		t.Fatal("the resumed thread is not live and subscribed")
 	}
 }
