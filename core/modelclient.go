@@ -56,7 +56,7 @@ func (m *modelClient) Stream(ctx context.Context, req *prompt.Request, onRetry f
 func toModelRequest(r *prompt.Request) modelclient.Request {
 	out := modelclient.Request{
 		Model: r.Model, Instructions: r.Instructions, Tools: r.Tools, ToolChoice: r.ToolChoice,
-		ParallelToolCalls: r.ParallelToolCalls, Store: r.Store, Include: r.Include,
+		ParallelToolCalls: r.ParallelToolCalls, Store: r.Store, Include: r.Include, OmitTools: r.OmitTools,
 		ServiceTier: r.ServiceTier, PromptCacheKey: r.PromptCacheKey, ClientMetadata: r.ClientMetadata,
 		Header: http.Header{},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/applypatch"
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
@@ -30,7 +31,7 @@ func (c *Core) modelInfo(model string) modelinfo.Info {
 }
 
 // toolOptions are the tools t's turns offer a model with metadata info.
-func (c *Core) toolOptions(t *thread, info *modelinfo.Info) tools.Options {
+func (c *Core) toolOptions(t *thread, info *modelinfo.Info, sandbox agent.SandboxMode) tools.Options {
 	o := tools.Options{
 		ApplyPatch: info.ApplyPatchToolType,
 		NoShell:    info.ShellType == modelinfo.ShellDisabled,
@@ -40,7 +41,11 @@ func (c *Core) toolOptions(t *thread, info *modelinfo.Info) tools.Options {
 	if !c.cfg.ApplyPatchTool {
 		o.ApplyPatch = ""
 	}
-	switch c.cfg.WebSearch {
+	mode := c.cfg.WebSearch
+	if mode == "" && sandbox == agent.SandboxDangerFullAccess {
+		mode = "live" // Codex's default without a sandbox
+	}
+	switch mode {
 	case "disabled":
 	case "live":
 		o.WebSearch, o.WebSearchLive = info.WebSearchToolType, true
@@ -54,7 +59,15 @@ func (c *Core) toolOptions(t *thread, info *modelinfo.Info) tools.Options {
 // its input: all of them on a thread's first turn, then those that
 // changed (package doc of context.go).
 func (tr *turn) recordContext() {
-	tr.t.appendHistory(tr.id, contextItems(tr.t.historySnapshot(), tr.contextBlocks())...)
+	t := tr.t
+	items := contextItems(t.historySnapshot(), tr.contextBlocks())
+	t.appendHistory(tr.id, items...)
+	if len(items) > 0 {
+		// The rollout keeps the settings the context describes, so that a
+		// resumed thread goes on with them (as Codex's turn context) and
+		// sends no update for a change it already sent.
+		t.rec.Event(agent.Event{TurnID: tr.id, Time: time.Now(), Msg: agent.SettingsUpdated{Settings: tr.settings}})
+	}
 }
 
 // initialContext is the whole context, as a first turn records it; a
@@ -112,7 +125,7 @@ func (tr *turn) buildRequest() *prompt.Request {
 	} else if cfg.BaseInstructions != "" {
 		instr = cfg.BaseInstructions
 	}
-	opts := t.core.toolOptions(t, &info)
+	opts := t.core.toolOptions(t, &info, s.Sandbox.Mode)
 	hist := t.historySnapshot()
 	input := make([]prompt.Item, 0, len(hist)+2)
 	if extra := tools.AdditionalTools(opts); extra != nil {
@@ -132,6 +145,7 @@ func (tr *turn) buildRequest() *prompt.Request {
 		Model:             s.Model,
 		Input:             input,
 		Tools:             tools.Specs(opts),
+		OmitTools:         opts.CodeMode && !opts.NoTools,
 		ToolChoice:        "auto",
 		ParallelToolCalls: info.ParallelToolCalls(),
 		Store:             false,

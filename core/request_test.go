@@ -71,7 +71,7 @@ func TestRequestPerModel(t *testing.T) {
 	h.submit(th, agent.UserInput{Input: text("hi")})
 	until(t, th, isTurnCompleted)
 	req = m.request(t)
-	if req.ParallelToolCalls || len(req.Tools) != 0 || req.Reasoning.Context != "all_turns" || req.Headers["x-openai-internal-codex-responses-lite"] != "true" {
+	if req.ParallelToolCalls || len(req.Tools) != 0 || !req.OmitTools || req.Reasoning.Context != "all_turns" || req.Headers["x-openai-internal-codex-responses-lite"] != "true" {
 		t.Fatalf("code mode %+v", req)
 	}
 	if it := req.Input[0]; it.Type != prompt.TypeAdditionalTools || it.Role != "developer" || len(it.Tools) != 1 {

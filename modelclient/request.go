@@ -18,6 +18,9 @@ type Request struct {
 	Input []Item
 	// Tools are the tool definitions, as the API takes them.
 	Tools []json.RawMessage
+	// OmitTools sends no tools member at all (Codex's request to a
+	// code-mode model, whose tools are an input item).
+	OmitTools bool
 	// ToolChoice defaults to "auto".
 	ToolChoice        string
 	ParallelToolCalls bool
@@ -62,20 +65,20 @@ type textFormat struct {
 }
 
 type requestBody struct {
-	Model             string            `json:"model"`
-	Instructions      string            `json:"instructions,omitempty"`
-	Input             []Item            `json:"input"`
-	Tools             []json.RawMessage `json:"tools"`
-	ToolChoice        string            `json:"tool_choice"`
-	ParallelToolCalls bool              `json:"parallel_tool_calls"`
-	Reasoning         *Reasoning        `json:"reasoning,omitempty"`
-	Store             bool              `json:"store"`
-	Stream            bool              `json:"stream"`
-	Include           []string          `json:"include"`
-	ServiceTier       string            `json:"service_tier,omitempty"`
-	PromptCacheKey    string            `json:"prompt_cache_key,omitempty"`
-	Text              *textControls     `json:"text,omitempty"`
-	ClientMetadata    map[string]string `json:"client_metadata,omitempty"`
+	Model             string             `json:"model"`
+	Instructions      string             `json:"instructions,omitempty"`
+	Input             []Item             `json:"input"`
+	Tools             *[]json.RawMessage `json:"tools,omitempty"`
+	ToolChoice        string             `json:"tool_choice"`
+	ParallelToolCalls bool               `json:"parallel_tool_calls"`
+	Reasoning         *Reasoning         `json:"reasoning,omitempty"`
+	Store             bool               `json:"store"`
+	Stream            bool               `json:"stream"`
+	Include           []string           `json:"include"`
+	ServiceTier       string             `json:"service_tier,omitempty"`
+	PromptCacheKey    string             `json:"prompt_cache_key,omitempty"`
+	Text              *textControls      `json:"text,omitempty"`
+	ClientMetadata    map[string]string  `json:"client_metadata,omitempty"`
 }
 
 // Body returns the JSON body of r, as Stream sends it.
@@ -84,7 +87,6 @@ func (r *Request) Body() ([]byte, error) {
 		Model:             r.Model,
 		Instructions:      r.Instructions,
 		Input:             r.Input,
-		Tools:             r.Tools,
 		ToolChoice:        r.ToolChoice,
 		ParallelToolCalls: r.ParallelToolCalls,
 		Reasoning:         r.Reasoning,
@@ -98,8 +100,12 @@ func (r *Request) Body() ([]byte, error) {
 	if b.Input == nil {
 		b.Input = []Item{}
 	}
-	if b.Tools == nil {
-		b.Tools = []json.RawMessage{}
+	if !r.OmitTools {
+		tools := r.Tools
+		if tools == nil {
+			tools = []json.RawMessage{}
+		}
+		b.Tools = &tools
 	}
 	if b.ToolChoice == "" {
 		b.ToolChoice = "auto"

@@ -136,19 +136,22 @@ func (it *Item) Text() string {
 // Request is the body of `POST {base_url}/responses`, as Codex sends it,
 // plus the few facts a client turns into headers.
 type Request struct {
-	Model             string            `json:"model"`
-	Instructions      string            `json:"instructions,omitempty"`
-	Input             []Item            `json:"input"`
-	Tools             []json.RawMessage `json:"tools"`
-	ToolChoice        string            `json:"tool_choice"`
-	ParallelToolCalls bool              `json:"parallel_tool_calls"`
-	Reasoning         *Reasoning        `json:"reasoning,omitempty"`
-	Store             bool              `json:"store"`
-	Stream            bool              `json:"stream"`
-	Include           []string          `json:"include"`
-	PromptCacheKey    string            `json:"prompt_cache_key,omitempty"`
-	Text              *TextControls     `json:"text,omitempty"`
-	ServiceTier       string            `json:"service_tier,omitempty"`
+	Model        string            `json:"model"`
+	Instructions string            `json:"instructions,omitempty"`
+	Input        []Item            `json:"input"`
+	Tools        []json.RawMessage `json:"tools"`
+	// OmitTools leaves the tools member out, as Codex does for a code-mode
+	// model (whose tools are in an additional_tools item).
+	OmitTools         bool          `json:"-"`
+	ToolChoice        string        `json:"tool_choice"`
+	ParallelToolCalls bool          `json:"parallel_tool_calls"`
+	Reasoning         *Reasoning    `json:"reasoning,omitempty"`
+	Store             bool          `json:"store"`
+	Stream            bool          `json:"stream"`
+	Include           []string      `json:"include"`
+	PromptCacheKey    string        `json:"prompt_cache_key,omitempty"`
+	Text              *TextControls `json:"text,omitempty"`
+	ServiceTier       string        `json:"service_tier,omitempty"`
 	// ClientMetadata is Codex's client_metadata: the ids of the session,
 	// thread, turn and window, and the turn metadata as JSON text.
 	ClientMetadata map[string]string `json:"client_metadata,omitempty"`
