@@ -286,38 +286,6 @@ var appRules = []appRule{
 		}
 		it.codexd = dedup(it.codexd)
 	}},
-	// thread/fork copies the source's items without their times.
-	{id: "fork-item-times", fix: func(_ *appSession, it *appItem) {
-		if it.method != "thread/fork" && it.method != "thread/read" && it.method != "thread/resume" {
-			return
-		}
-		var fill func(a, b any)
-		fill = func(a, b any) {
-			switch a := a.(type) {
-			case map[string]any:
-				bm, _ := b.(map[string]any)
-				for k, av := range a {
-					if bv, ok := bm[k]; ok {
-						if (k == "startedAtMs" || k == "completedAtMs") && bv == nil && av == "<time>" && bm["type"] != nil {
-							bm[k] = av
-							continue
-						}
-						fill(av, bv)
-					}
-				}
-			case []any:
-				bl, _ := b.([]any)
-				for i := range a {
-					if i < len(bl) {
-						fill(a[i], bl[i])
-					}
-				}
-			}
-		}
-		fill(it.codex, it.codexd)
-	}},
-	// An ephemeral fork of a paginated thread keeps its turns; Codex
-	// refuses it unless the request says excludeTurns.
 	{id: "ephemeral-fork-turns", fix: func(s *appSession, it *appItem) {
 		eachAnswerPair(func(it *appItem, a, b map[string]any) {
 			if _, msg, ok := answerError(a); ok && it.method == "thread/fork" && msg == "ephemeral paginated thread/fork requires `excludeTurns: true`" {
@@ -356,8 +324,8 @@ var appRules = []appRule{
 	{id: "app-archive-lock"},
 	// Found when fidelity's read states landed: codexd sends
 	// thread/readState/changed as a turn completes; Codex 0.169 sent none
-	// in these sessions. Temporary, for the owner to settle.
-	{id: "pending-fidelity-readstate-changed", fix: func(_ *appSession, it *appItem) {
+	// in these sessions.
+	{id: "read-state-notify", fix: func(_ *appSession, it *appItem) {
 		if isNotes(it) {
 			it.codexd = filterNotes(it.codexd, func(m map[string]any) bool { return m["method"] != "thread/readState/changed" })
 		}
