@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/codexd/codexd/agent"
@@ -159,7 +160,7 @@ func drainQuiet(ctx context.Context, prov *providerClient, req *prompt.Request) 
 		return res, err
 	}
 	defer s.Close()
-	deltas := ""
+	var deltas strings.Builder // a review answer comes in many deltas: += would cost quadratic time
 	for {
 		ev, err := s.Next()
 		if errors.Is(err, io.EOF) {
@@ -170,7 +171,7 @@ func drainQuiet(ctx context.Context, prov *providerClient, req *prompt.Request) 
 		}
 		switch ev.Kind {
 		case prompt.TextDelta:
-			deltas += ev.Delta
+			deltas.WriteString(ev.Delta)
 		case prompt.ItemDone:
 			if ev.Item == nil {
 				continue
@@ -183,16 +184,16 @@ func drainQuiet(ctx context.Context, prov *providerClient, req *prompt.Request) 
 				}
 				res.text = it.Text()
 				if res.text == "" {
-					res.text = deltas
+					res.text = deltas.String()
 				}
-				deltas = ""
+				deltas.Reset()
 			case prompt.TypeFunctionCall, prompt.TypeCustomToolCall:
 				res.calls = append(res.calls, it)
 			}
 			res.items = append(res.items, it)
 		case prompt.Completed:
 			if res.text == "" {
-				res.text = deltas
+				res.text = deltas.String()
 			}
 			res.usage = ev.Usage
 			return res, nil
