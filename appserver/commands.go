@@ -86,7 +86,7 @@ func (s *Server) commandExec(ctx context.Context, c *call, p appproto.CommandExe
 	if !ok {
 		return none, invalidRequest(fmt.Sprintf("duplicate active command/exec process id: %q", e.id))
 	}
-	opts := procs.StartOptions{ID: e.id, Argv: argv, Cwd: cwd, Env: execEnv(p.Env), TTY: p.Tty,
+	opts := procs.StartOptions{ID: e.id, Argv: argv, Cwd: cwd, Env: execEnv(s.cfg.CommandEnv, p.Env), TTY: p.Tty,
 		PipeStdin: streamIn && !p.Tty, Held: true}
 	if p.Size != nil {
 		opts.Rows, opts.Cols = p.Size.Rows, p.Size.Cols
@@ -139,13 +139,18 @@ func (s *Server) execCwd(cwd *string) (string, error) {
 	return dir, nil
 }
 
-// execEnv is the server's environment with the overrides applied; a null
-// value unsets a variable.
-func execEnv(over map[string]*string) map[string]string {
-	env := make(map[string]string)
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
+// execEnv is base's environment (the server's own when base is nil) with
+// the request's overrides applied; a null value unsets a variable.
+func execEnv(base func() map[string]string, over map[string]*string) map[string]string {
+	var env map[string]string
+	if base != nil {
+		env = base()
+	} else {
+		env = make(map[string]string)
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				env[k] = v
+			}
 		}
 	}
 	for k, v := range over {

@@ -53,6 +53,11 @@ type Config struct {
 	FS fsops.Config
 	// Procs tunes the processes of command/exec.
 	Procs procs.Config
+	// CommandEnv builds command/exec's environment before the request's
+	// env applies: the same one the agent's commands get (the shell
+	// environment policy, no provider's credential). Nil means the
+	// server's own environment, whole.
+	CommandEnv func() map[string]string
 	// Requirements are managed constraints on the settings clients may
 	// choose; nil means none.
 	Requirements *Requirements

@@ -376,3 +376,20 @@ func (t *shellEnvironmentPolicy) policy() execenv.Policy {
 	}
 	return p
 }
+
+// SecretEnvVars names the variables that hold a model provider's
+// credentials: every configured provider's env_key and env_http_headers
+// variables, not only the selected one's (a thread can switch provider).
+// No command may read them, whatever the shell environment policy says.
+func (c Config) SecretEnvVars() []string {
+	var secrets []string
+	for _, p := range c.Providers {
+		if p.EnvKey != "" {
+			secrets = append(secrets, p.EnvKey)
+		}
+		for _, v := range p.EnvHTTPHeaders {
+			secrets = append(secrets, v)
+		}
+	}
+	return secrets
+}

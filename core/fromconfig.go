@@ -114,16 +114,7 @@ func ConfigFrom(s Setup) (Config, error) {
 		return Config{}, err
 	}
 	providers := map[string]*Provider{}
-	var secrets []string
 	for id, p := range c.Providers {
-		// Every provider's credentials, not only the selected one's: a
-		// thread can switch provider, and a command must not read any.
-		if p.EnvKey != "" {
-			secrets = append(secrets, p.EnvKey)
-		}
-		for _, v := range p.EnvHTTPHeaders {
-			secrets = append(secrets, v)
-		}
 		if p.Builtin == config.BuiltinMock && p.BaseURL == "" {
 			p.BaseURL = s.MockURL
 		}
@@ -156,7 +147,7 @@ func ConfigFrom(s Setup) (Config, error) {
 		BaseInstructions: base, DeveloperInstructions: dev, ProjectDocMaxBytes: docs,
 		Originator: s.Originator, CliVersion: s.CliVersion, ConfigFile: c.File, Logger: s.Logger,
 		Compaction: comp, ReviewModel: reviewModel,
-		ShellEnvironment: c.ShellEnvironment, SecretEnvVars: secrets,
+		ShellEnvironment: c.ShellEnvironment, SecretEnvVars: c.SecretEnvVars(),
 	}, nil
 }
 

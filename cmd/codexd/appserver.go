@@ -17,6 +17,7 @@ import (
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appserver"
 	"github.com/codexd/codexd/config"
+	"github.com/codexd/codexd/execenv"
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/jsonrpc"
 	"github.com/codexd/codexd/rpcserve"
@@ -75,6 +76,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var core agent.Core
 	var installationID string
+	var commandEnv func() map[string]string
 	if *benchCore > 0 {
 		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
 		defer core.Close()
@@ -86,13 +88,16 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		}
 		defer rt.Close()
 		core = rt.Core
+		// command/exec gets the environment the agent's commands get.
+		policy, secrets := rt.Config.ShellEnvironment, rt.Config.SecretEnvVars()
+		commandEnv = func() map[string]string { return execenv.Build(os.Environ(), policy, secrets) }
 		// As Codex: the id kept in $CODEX_HOME, or (unwritable) one per run.
 		if installationID, err = config.InstallationID(rt.Config.CodexHome); err != nil {
 			log.Warn("codexd app-server: no installation id", "err", err)
 		}
 	}
 	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots},
-		InstallationID: installationID, Logger: log})
+		InstallationID: installationID, CommandEnv: commandEnv, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd app-server:", err)
 		return 2
