@@ -47,15 +47,7 @@ func TestAppDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if only := os.Getenv("CODEXD_APPDIFF_ONLY"); only != "" {
-		var keep []*appSession
-		for _, s := range corpus {
-			if strings.Contains(s.name, only) {
-				keep = append(keep, s)
-			}
-		}
-		corpus = keep
-	}
+	corpus = onlyNamed(corpus, "CODEXD_APPDIFF_ONLY", func(s *appSession) string { return s.name })
 	sides := [2]appSide{{"codex", codex}, {"codexd", os.Getenv("CODEXD_APPDIFF_BIN")}}
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -53,15 +53,7 @@ func TestDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if only := os.Getenv("CODEXD_DIFF_ONLY"); only != "" {
-		var keep []*sequence
-		for _, s := range corpus {
-			if strings.Contains(s.name, only) {
-				keep = append(keep, s)
-			}
-		}
-		corpus = keep
-	}
+	corpus = onlyNamed(corpus, "CODEXD_DIFF_ONLY", func(s *sequence) string { return s.name })
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -552,4 +544,21 @@ func dumpObservation(o *observation) string {
 		fmt.Fprintf(&b, "  violation: %s\n", v)
 	}
 	return b.String()
+}
+
+// onlyNamed keeps the corpus entries whose name contains the value of the
+// environment variable env, or all of them when it is unset: how a
+// developer runs one case of a differential test.
+func onlyNamed[T any](corpus []T, env string, name func(T) string) []T {
+	only := os.Getenv(env)
+	if only == "" {
+		return corpus
+	}
+	var keep []T
+	for _, c := range corpus {
+		if strings.Contains(name(c), only) {
+			keep = append(keep, c)
+		}
+	}
+	return keep
 }
