@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"strings"
 	"time"
 
 	"github.com/codexd/codexd/agent"
@@ -145,29 +145,27 @@ func drainSummary(ctx context.Context, prov *providerClient, req *prompt.Request
 		return "", nil, err
 	}
 	defer s.Close()
-	var last, deltas string
+	var last string
+	var deltas strings.Builder // many deltas: += would cost quadratic time
 	for {
-		ev, err := s.Next()
-		if errors.Is(err, io.EOF) {
-			return "", nil, &prompt.Error{Message: "stream closed before response.completed", Info: "responseStreamDisconnected", Stream: true}
-		}
+		ev, err := nextEvent(s)
 		if err != nil {
 			return "", nil, err
 		}
 		switch ev.Kind {
 		case prompt.TextDelta:
-			deltas += ev.Delta
+			deltas.WriteString(ev.Delta)
 		case prompt.ItemDone:
 			if ev.Item != nil && ev.Item.Type == prompt.TypeMessage && (ev.Item.Role == "" || ev.Item.Role == "assistant") {
 				last = ev.Item.Text()
 				if last == "" {
-					last = deltas
+					last = deltas.String()
 				}
-				deltas = ""
+				deltas.Reset()
 			}
 		case prompt.Completed:
 			if last == "" {
-				last = deltas
+				last = deltas.String()
 			}
 			return last, ev.Usage, nil
 		}

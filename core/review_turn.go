@@ -3,9 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -162,10 +160,7 @@ func drainQuiet(ctx context.Context, prov *providerClient, req *prompt.Request) 
 	defer s.Close()
 	var deltas strings.Builder // a review answer comes in many deltas: += would cost quadratic time
 	for {
-		ev, err := s.Next()
-		if errors.Is(err, io.EOF) {
-			return res, &prompt.Error{Message: "stream closed before response.completed", Info: "responseStreamDisconnected", Stream: true}
-		}
+		ev, err := nextEvent(s)
 		if err != nil {
 			return res, err
 		}

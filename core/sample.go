@@ -116,10 +116,7 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 	texts := map[string]*strings.Builder{}
 	kept := 0 // bytes of text and items kept, within maxResponseBytes
 	for {
-		ev, err := s.Next()
-		if errors.Is(err, io.EOF) {
-			return res, &prompt.Error{Message: "stream closed before response.completed", Info: "responseStreamDisconnected", Stream: true}
-		}
+		ev, err := nextEvent(s)
 		if err != nil {
 			return res, err
 		}
@@ -231,4 +228,14 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 			return res, nil
 		}
 	}
+}
+
+// nextEvent is s's next event; a stream that ends before
+// response.completed is the disconnection Codex reports for it.
+func nextEvent(s prompt.Stream) (prompt.Event, error) {
+	ev, err := s.Next()
+	if errors.Is(err, io.EOF) {
+		return ev, &prompt.Error{Message: "stream closed before response.completed", Info: "responseStreamDisconnected", Stream: true}
+	}
+	return ev, err
 }
