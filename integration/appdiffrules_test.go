@@ -122,7 +122,12 @@ var appRules = []appRule{
 			var statuses, rest []any
 			for _, n := range l {
 				if m, _ := n.(map[string]any); m["method"] == "thread/status/changed" {
-					statuses = append(statuses, m["params"])
+					// A repeat of the status just sent tells a client
+					// nothing; Codex sometimes sends one (fork-archive,
+					// once in four runs), so repeats do not count.
+					if len(statuses) == 0 || canon(statuses[len(statuses)-1]) != canon(m["params"]) {
+						statuses = append(statuses, m["params"])
+					}
 				} else {
 					rest = append(rest, n)
 				}
