@@ -32,6 +32,10 @@ import (
 //	wait-exited p1                    wait for process/exited of p1
 //	wait-closed p1                    wait for process/closed of p1
 //	wait-body r1                      wait for the final http/request/bodyDelta of r1
+//	wait-missing 7                    wait for fs/missingChanged of watch 7 (both servers
+//	                                  notify after the write that satisfies the watch
+//	                                  has been answered, so without this the end of a
+//	                                  sequence can come first)
 //	conn B                            talk on connection B from now on (opened on first use)
 //	close                             the client closes the current connection
 //	resume {...}                      an initialize that resumes a session: sent again
@@ -57,7 +61,7 @@ import (
 
 type step struct {
 	line int
-	op   string // file dir link init send nowait await raw binary sync wait-output wait-exited wait-closed conn close resume
+	op   string // file dir link init send nowait await raw binary sync wait-output wait-exited wait-closed wait-missing conn close resume
 	args []string
 	msg  string // send, nowait, raw, binary, resume: the text to send
 }
@@ -167,7 +171,7 @@ func parseCorpusFile(path string) ([]*sequence, error) {
 				return nil, errf("await wants a JSON id")
 			}
 			st.args = []string{rest}
-		case "wait-exited", "wait-closed", "wait-body", "conn":
+		case "wait-exited", "wait-closed", "wait-body", "wait-missing", "conn":
 			if strings.HasPrefix(rest, `"`) {
 				var s string
 				if json.Unmarshal([]byte(rest), &s) != nil {

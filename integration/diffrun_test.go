@@ -360,7 +360,7 @@ func (r *runner) step(st step) error {
 		r.sync(c, &so)
 		r.record(so)
 		return nil
-	case "wait-output", "wait-exited", "wait-closed", "wait-body":
+	case "wait-output", "wait-exited", "wait-closed", "wait-body", "wait-missing":
 		so := stepObs{line: st.line, desc: st.op + " " + strings.Join(st.args, " ")}
 		if !c.waitFor(time.Now().Add(awaitTimeout), func() bool { return processHas(c.notes, st.op, st.args) }) {
 			// Recorded, not fatal: one side may never notify.
@@ -391,13 +391,20 @@ func processHas(notes []json.RawMessage, op string, args []string) bool {
 		var m struct {
 			Method string `json:"method"`
 			Params struct {
-				ProcessID string `json:"processId"`
-				RequestID string `json:"requestId"`
-				Chunk     string `json:"chunk"`
-				Done      bool   `json:"done"`
+				ProcessID string      `json:"processId"`
+				RequestID string      `json:"requestId"`
+				Chunk     string      `json:"chunk"`
+				Done      bool        `json:"done"`
+				WatchID   json.Number `json:"watchId"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(n, &m) != nil {
+			continue
+		}
+		if op == "wait-missing" {
+			if m.Method == "fs/missingChanged" && m.Params.WatchID.String() == args[0] {
+				return true
+			}
 			continue
 		}
 		if op == "wait-body" {
