@@ -75,6 +75,13 @@ type Config struct {
 	// execenv's zero values: inherit everything, default excludes applied.
 	ShellEnvironment execenv.Policy
 
+	// MCPServers is the [mcp_servers.NAME] table, by name (disabled
+	// servers included, with Enabled false).
+	MCPServers map[string]MCPServer
+	// Warnings are keys read and not acted on, for configWarning
+	// notifications.
+	Warnings []Warning
+
 	// Raw is the whole TOML tree with the -c overrides applied, unknown
 	// keys included, for callers that report the config (config/read).
 	Raw map[string]any
@@ -198,6 +205,10 @@ func Parse(data []byte, file string, opts LoadOptions) (*Config, error) {
 		Raw:                raw,
 	}
 	if err := cfg.apply(&fc, name, opts); err != nil {
+		return nil, err
+	}
+	var err error
+	if cfg.MCPServers, cfg.Warnings, err = parseMCPServers(raw, name); err != nil {
 		return nil, err
 	}
 	openAIBaseURL := ""

@@ -9,7 +9,9 @@
 // instructions, project-doc limits, [shell_environment_policy] (as an
 // execenv.Policy) and [profiles.NAME]. Every other key is
 // ignored, as Codex ignores keys it does not use, so a config written for
-// Codex (with [features], [tui], [mcp_servers] and so on) loads as it is.
+// Codex (with [features], [tui] and so on) loads as it is. The [mcp_servers.NAME]
+// tables are read as Codex reads them (file mcp.go); a key Codex knows there
+// and codexd does not act on becomes a [Warning].
 // A known key of the wrong type or with an unknown value is an *Error that
 // names the file, the line and the key.
 //
