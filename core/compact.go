@@ -15,9 +15,15 @@ import (
 // errCompactFailed wraps what stops a compaction.
 var errCompactFailed = errors.New("compaction failed")
 
-// threshold is the request size from which t compacts first.
+// threshold is the request size from which a thread on model compacts
+// first: model_auto_compact_token_limit, else the model's own limit, if
+// any, against its window.
 func (c *Core) threshold(model string) int64 {
-	return compaction.Threshold(c.contextWindow(model), c.cfg.Compaction.AutoCompactTokenLimit)
+	limit := c.cfg.Compaction.AutoCompactTokenLimit
+	if limit == 0 {
+		limit = c.modelInfo(model).AutoCompactTokenLimit
+	}
+	return compaction.Threshold(c.contextWindow(model), limit)
 }
 
 // autoCompact compacts the history first when the next request would pass

@@ -233,14 +233,26 @@ func (c *Core) provider(s agent.Settings) (*Provider, error) {
 	return p, nil
 }
 
+// contextWindow is the window of model that the compaction trigger and the
+// usage reports measure against: model_context_window when set (never past
+// the model's max_context_window, as in Codex), else the window of the
+// configured model list, else the model's metadata: its effective window,
+// as Codex reports it (258,400 for a model it knows nothing of).
 func (c *Core) contextWindow(model string) int64 {
+	info := c.modelInfo(model)
 	if w := c.cfg.Compaction.ContextWindow; w > 0 {
+		if info.MaxContextWindow > 0 {
+			w = min(w, info.MaxContextWindow)
+		}
 		return w // model_context_window wins over what the model says
 	}
 	for _, m := range c.cfg.Models {
 		if m.ID == model && m.ContextWindow > 0 {
 			return m.ContextWindow
 		}
+	}
+	if w := info.EffectiveContextWindow(); w > 0 {
+		return w
 	}
 	return defaultContextWindow
 }

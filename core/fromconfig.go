@@ -124,11 +124,13 @@ func ConfigFrom(s Setup) (Config, error) {
 	if docs == 0 {
 		docs = -1 // project_doc_max_bytes = 0 turns AGENTS.md off
 	}
-	comp, err := compaction.FromConfig(c.Raw, c.CodexHome)
+	// Read as every other key is, so that a profile can set them.
+	setting := func(key string) (any, bool) { return rawSetting(c, key) }
+	comp, err := compaction.FromConfig(setting, c.CodexHome)
 	if err != nil {
 		return Config{}, err
 	}
-	reviewModel, err := review.ModelFromConfig(c.Raw)
+	reviewModel, err := review.ModelFromConfig(setting)
 	if err != nil {
 		return Config{}, err
 	}

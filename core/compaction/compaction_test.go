@@ -101,22 +101,22 @@ func TestFromConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "p.md"), []byte("FILE PROMPT"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o, err := FromConfig(map[string]any{"model_context_window": int64(32000), "model_auto_compact_token_limit": int64(20000),
-		"compact_prompt": "INLINE", "experimental_compact_prompt_file": "p.md"}, home)
+	o, err := FromConfig(Raw(map[string]any{"model_context_window": int64(32000), "model_auto_compact_token_limit": int64(20000),
+		"compact_prompt": "INLINE", "experimental_compact_prompt_file": "p.md"}), home)
 	if err != nil || o.ContextWindow != 32000 || o.AutoCompactTokenLimit != 20000 || o.PromptOr() != "FILE PROMPT" {
 		t.Fatalf("%+v %v", o, err)
 	}
-	if o, _ := FromConfig(map[string]any{"compact_prompt": "INLINE"}, home); o.PromptOr() != "INLINE" {
+	if o, _ := FromConfig(Raw(map[string]any{"compact_prompt": "INLINE"}), home); o.PromptOr() != "INLINE" {
 		t.Fatalf("%+v", o)
 	}
-	if o, _ := FromConfig(nil, home); o.PromptOr() != DefaultPrompt {
+	if o, _ := FromConfig(Raw(nil), home); o.PromptOr() != DefaultPrompt {
 		t.Fatalf("%+v", o)
 	}
 	for _, bad := range []map[string]any{
 		{"model_context_window": "big"}, {"model_auto_compact_token_limit": int64(-1)},
 		{"compact_prompt": int64(3)}, {"experimental_compact_prompt_file": "missing.md"},
 	} {
-		if _, err := FromConfig(bad, home); err == nil {
+		if _, err := FromConfig(Raw(bad), home); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
 	}

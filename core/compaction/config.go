@@ -20,27 +20,37 @@ type Options struct {
 	Prompt string
 }
 
-// FromConfig reads the options from config.toml's tree (config.Config.Raw,
-// -c overrides applied). A relative prompt file is taken from codexHome.
+// Lookup returns a config.toml setting: the value the caller's config
+// path gives key (the profile in use, else the top level, -c overrides
+// applied), and whether it is set.
+type Lookup func(key string) (any, bool)
+
+// Raw is the Lookup of a bare TOML tree, for callers with no profile.
+func Raw(tree map[string]any) Lookup {
+	return func(key string) (any, bool) { v, ok := tree[key]; return v, ok }
+}
+
+// FromConfig reads the options through get, so that a profile sets them as
+// it sets every other key. A relative prompt file is taken from codexHome.
 // A value of the wrong type, or a prompt file that cannot be read, is an
 // error that names the key.
-func FromConfig(raw map[string]any, codexHome string) (Options, error) {
+func FromConfig(get Lookup, codexHome string) (Options, error) {
 	var o Options
 	var err error
-	if o.ContextWindow, err = positive(raw, "model_context_window"); err != nil {
+	if o.ContextWindow, err = positive(get, "model_context_window"); err != nil {
 		return o, err
 	}
-	if o.AutoCompactTokenLimit, err = positive(raw, "model_auto_compact_token_limit"); err != nil {
+	if o.AutoCompactTokenLimit, err = positive(get, "model_auto_compact_token_limit"); err != nil {
 		return o, err
 	}
-	if v, ok := raw["compact_prompt"]; ok {
+	if v, ok := get("compact_prompt"); ok {
 		s, ok := v.(string)
 		if !ok {
 			return o, fmt.Errorf("compact_prompt: expected a string")
 		}
 		o.Prompt = s
 	}
-	if v, ok := raw["experimental_compact_prompt_file"]; ok {
+	if v, ok := get("experimental_compact_prompt_file"); ok {
 		p, ok := v.(string)
 		if !ok || p == "" {
 			return o, fmt.Errorf("experimental_compact_prompt_file: expected a path")
@@ -60,8 +70,8 @@ func FromConfig(raw map[string]any, codexHome string) (Options, error) {
 	return o, nil
 }
 
-func positive(raw map[string]any, key string) (int64, error) {
-	v, ok := raw[key]
+func positive(get Lookup, key string) (int64, error) {
+	v, ok := get(key)
 	if !ok {
 		return 0, nil
 	}

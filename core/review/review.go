@@ -202,10 +202,11 @@ func HistoryNote(hint, rendered string) string {
 	return fmt.Sprintf("<review_result>\nThe user had the %s reviewed; the reviewer answered:\n\n%s\n</review_result>", hint, rendered)
 }
 
-// ModelFromConfig reads review_model from config.toml's tree: the model
-// review turns run on; empty when unset.
-func ModelFromConfig(raw map[string]any) (string, error) {
-	v, ok := raw["review_model"]
+// ModelFromConfig reads review_model through get (the caller's config
+// path: the profile in use, else the top level): the model review turns
+// run on; empty when unset.
+func ModelFromConfig(get func(key string) (any, bool)) (string, error) {
+	v, ok := get("review_model")
 	if !ok {
 		return "", nil
 	}

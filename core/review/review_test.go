@@ -72,13 +72,16 @@ func TestTargets(t *testing.T) {
 }
 
 func TestModelFromConfig(t *testing.T) {
-	if m, err := ModelFromConfig(map[string]any{"review_model": "gpt-review"}); err != nil || m != "gpt-review" {
+	tree := func(m map[string]any) func(string) (any, bool) {
+		return func(k string) (any, bool) { v, ok := m[k]; return v, ok }
+	}
+	if m, err := ModelFromConfig(tree(map[string]any{"review_model": "gpt-review"})); err != nil || m != "gpt-review" {
 		t.Fatalf("%q %v", m, err)
 	}
-	if m, err := ModelFromConfig(nil); err != nil || m != "" {
+	if m, err := ModelFromConfig(tree(nil)); err != nil || m != "" {
 		t.Fatalf("%q %v", m, err)
 	}
-	if _, err := ModelFromConfig(map[string]any{"review_model": int64(3)}); err == nil {
+	if _, err := ModelFromConfig(tree(map[string]any{"review_model": int64(3)})); err == nil {
 		t.Fatal("no error for a number")
 	}
 }
