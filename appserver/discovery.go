@@ -2,6 +2,7 @@ package appserver
 
 import (
 	"context"
+	"github.com/codexd/codexd/auth"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/appproto"
@@ -53,8 +54,31 @@ func wireModel(m agent.ModelInfo) appproto.Model {
 }
 
 func (s *Server) accountRead(ctx context.Context, c *call, p appproto.GetAccountParams) (appproto.GetAccountResponse, error) {
-	// codexd has no ChatGPT login: model providers carry their own keys.
-	return appproto.GetAccountResponse{RequiresOpenaiAuth: false}, nil
+	resp := appproto.GetAccountResponse{RequiresOpenaiAuth: s.cfg.RequiresOpenAIAuth}
+	if s.cfg.Auth == nil {
+		return resp, nil
+	}
+	a, err := s.cfg.Auth.Account()
+	if err != nil {
+		// Not signed in (or an unreadable auth.json): no account, as Codex.
+		return resp, nil
+	}
+	var acct any
+	switch a.Mode {
+	case auth.ModeAPIKey:
+		acct = struct {
+			Type string `json:"type"`
+		}{"apiKey"}
+	case auth.ModeChatGPT:
+		acct = struct {
+			Type     string  `json:"type"`
+			Email    *string `json:"email"`
+			PlanType string  `json:"planType"`
+		}{"chatgpt", optString(a.Email), a.PlanType}
+		resp.UserID = optString(a.UserID)
+	}
+	resp.Account = mustJSON(acct)
+	return resp, nil
 }
 
 func (s *Server) configRead(ctx context.Context, c *call, p appproto.ConfigReadParams) (appproto.ConfigReadResponse, error) {

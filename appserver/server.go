@@ -3,6 +3,7 @@ package appserver
 import (
 	"context"
 	"errors"
+	"github.com/codexd/codexd/auth"
 	"log/slog"
 	"sync"
 	"time"
@@ -69,7 +70,11 @@ type Config struct {
 	// remoteControl/status/changed (Codex keeps it in
 	// $CODEX_HOME/installation_id); empty means a fresh one per server.
 	InstallationID string
-	Logger         *slog.Logger
+	// Auth is the stored sign-in that account/read reports; nil reports
+	// none. RequiresOpenAIAuth is the selected provider's flag.
+	Auth               *auth.Manager
+	RequiresOpenAIAuth bool
+	Logger             *slog.Logger
 }
 
 // Requirements constrain what turn/start and thread/start may override,

@@ -68,6 +68,10 @@ type Provider struct {
 	// RequiresOpenAIAuth is Codex's flag for providers that log in with an
 	// OpenAI account (only the built-in openai).
 	RequiresOpenAIAuth bool
+	// BaseURLDefault: BaseURL is the built-in openai's default, which
+	// openai_base_url did not replace; a ChatGPT sign-in then sends to
+	// Codex's ChatGPT backend instead, as Codex does.
+	BaseURLDefault bool
 }
 
 // fileProvider is a [model_providers.NAME] table.
@@ -146,11 +150,14 @@ func builtinProviders(openAIBaseURL string, getenv func(string) string) map[stri
 	openai.Name = "OpenAI"
 	if openAIBaseURL != "" {
 		openai.BaseURL = openAIBaseURL
+	} else {
+		openai.BaseURLDefault = true
 	}
-	// Codex gets OpenAI's key from its login (auth.json) or OPENAI_API_KEY;
-	// codexd reads the variable.
+	// Codex gets OpenAI's key from its login (auth.json); codexd uses the
+	// login too (package auth, through the core) and falls back to the
+	// variable when there is none.
 	openai.EnvKey = "OPENAI_API_KEY"
-	openai.EnvKeyInstructions = "Create an API key at https://platform.openai.com/api-keys and export OPENAI_API_KEY."
+	openai.EnvKeyInstructions = "Sign in with `codex login` (ChatGPT) or `codexd login --with-api-key`, or create an API key at https://platform.openai.com/api-keys and export OPENAI_API_KEY."
 	openai.EnvHTTPHeaders = map[string]string{
 		"OpenAI-Organization": "OPENAI_ORGANIZATION",
 		"OpenAI-Project":      "OPENAI_PROJECT",

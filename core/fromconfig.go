@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"github.com/codexd/codexd/auth"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -91,10 +92,15 @@ type Setup struct {
 	ModelOptions modelclient.Options
 	// MockURL is the base URL of a running mock model (mockmodel), given to
 	// providers that are the built-in mock and have no base_url.
-	MockURL    string
-	CliVersion string
-	Originator string
-	Logger     *slog.Logger
+	MockURL string
+	// Auth is the stored sign-in (auth.json), used by the providers that
+	// RequiresOpenAIAuth; nil reads only their env_key.
+	Auth *auth.Manager
+	// ChatGPTBaseURL replaces ChatGPTCodexBaseURL (tests' mock backend).
+	ChatGPTBaseURL string
+	CliVersion     string
+	Originator     string
+	Logger         *slog.Logger
 }
 
 // ConfigFrom builds the core's Config from a loaded config.toml: thread
@@ -118,7 +124,7 @@ func ConfigFrom(s Setup) (Config, error) {
 		if p.Builtin == config.BuiltinMock && p.BaseURL == "" {
 			p.BaseURL = s.MockURL
 		}
-		providers[id] = ProviderFromConfig(p, s.ModelOptions)
+		providers[id] = providerFromConfig(p, s.ModelOptions, s.Auth, s.ChatGPTBaseURL)
 	}
 	docs := c.ProjectDocMaxBytes
 	if docs == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/codexd/codexd/auth"
 	"io"
 	"net/http"
 
@@ -17,7 +18,16 @@ import (
 // backed by modelclient. A provider whose client cannot be made carries the
 // error, which fails its turns (the core itself still starts).
 func ProviderFromConfig(p config.Provider, opts modelclient.Options) *Provider {
+	return providerFromConfig(p, opts, nil, "")
+}
+
+// providerFromConfig is ProviderFromConfig with the stored sign-in, which
+// signs the requests of a provider that RequiresOpenAIAuth (nil: none).
+func providerFromConfig(p config.Provider, opts modelclient.Options, signedIn *auth.Manager, chatGPTBase string) *Provider {
 	out := &Provider{Name: p.ID, RequestMaxRetries: p.RequestMaxRetries, StreamMaxRetries: p.StreamMaxRetries}
+	if signedIn != nil {
+		opts.Auth = signIn{signedIn}
+	}
 	if _, err := modelclient.New(p, opts); err != nil {
 		out.Err = &prompt.Error{Message: err.Error(), Info: "other", Err: err}
 		return out
@@ -25,7 +35,7 @@ func ProviderFromConfig(p config.Provider, opts modelclient.Options) *Provider {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	out.Client = &modelClient{provider: p, opts: opts}
+	out.Client = &modelClient{provider: p, opts: opts, auth: signedIn, chatGPTBase: chatGPTBase}
 	return out
 }
 
@@ -33,8 +43,10 @@ func ProviderFromConfig(p config.Provider, opts modelclient.Options) *Provider {
 // reports retries through an option, so each request gets its own (they
 // share the HTTP client and its connections).
 type modelClient struct {
-	provider config.Provider
-	opts     modelclient.Options
+	provider    config.Provider
+	opts        modelclient.Options
+	auth        *auth.Manager
+	chatGPTBase string
 }
 
 func (m *modelClient) Stream(ctx context.Context, req *prompt.Request, onRetry func(prompt.Event)) (prompt.Stream, error) {
@@ -42,7 +54,7 @@ func (m *modelClient) Stream(ctx context.Context, req *prompt.Request, onRetry f
 	opts.OnRetry = func(r modelclient.Retry) {
 		onRetry(prompt.Event{Kind: prompt.Retrying, Attempt: r.Attempt, Delay: r.Delay, Err: modelError(r.Err)})
 	}
-	c, err := modelclient.New(m.provider, opts)
+	c, err := modelclient.New(providerFor(m.provider, m.auth, m.chatGPTBase), opts)
 	if err != nil {
 		return nil, modelError(err)
 	}
@@ -199,6 +211,12 @@ func modelError(err error) error {
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	var ae0 *modelclient.AuthError
+	if errors.As(err, &ae0) {
+		// The stored sign-in is no longer valid (or could not be
+		// refreshed): the message says what to do.
+		return &prompt.Error{Message: ae0.Error(), Info: "unauthorized", Err: err}
 	}
 	var mk *modelclient.MissingKeyError
 	if errors.As(err, &mk) {

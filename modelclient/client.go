@@ -37,7 +37,35 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a backoff factor in [0.9, 1.1); nil means random.
 	Jitter func() float64
+	// Auth, when set, signs the requests of a provider that
+	// RequiresOpenAIAuth with the user's stored sign-in (Codex's
+	// auth.json) instead of its env_key; a provider with no sign-in
+	// stored falls back to the env_key.
+	Auth Authenticator
 }
+
+// Authenticator supplies the credentials of a signed-in user.
+type Authenticator interface {
+	// Credentials returns the credentials to send; ok is false when the
+	// user is not signed in. An error ends the request (an *AuthError).
+	Credentials(ctx context.Context) (c Credential, ok bool, err error)
+	// Unauthorized is called once when the server answered 401 to stale;
+	// it returns fresh credentials (a refreshed token) or an error.
+	Unauthorized(ctx context.Context, stale Credential) (Credential, error)
+}
+
+// Credential is what a signed-in request carries: "Authorization: Bearer
+// <Bearer>" and, for a ChatGPT account, "ChatGPT-Account-ID: <AccountID>".
+type Credential struct {
+	Bearer, AccountID string
+}
+
+// AuthError is a sign-in that could not give credentials (a refresh the
+// token endpoint refused: the user must sign in again).
+type AuthError struct{ Err error }
+
+func (e *AuthError) Error() string { return e.Err.Error() }
+func (e *AuthError) Unwrap() error { return e.Err }
 
 // Retry describes a retry about to happen.
 type Retry struct {
@@ -174,9 +202,22 @@ func (c *Client) bearer() (string, error) {
 // provider's RequestMaxRetries. Errors: a *MissingKeyError before anything
 // is sent, an *APIError for an HTTP error, ctx's error when ctx ends.
 func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
-	token, err := c.bearer()
-	if err != nil {
-		return nil, err
+	var cred *Credential
+	if c.opts.Auth != nil && c.provider.RequiresOpenAIAuth && c.provider.ExperimentalBearerToken == "" {
+		cr, ok, err := c.opts.Auth.Credentials(ctx)
+		if err != nil {
+			return nil, &AuthError{Err: err}
+		}
+		if ok {
+			cred = &cr
+		}
+	}
+	token := ""
+	if cred == nil {
+		var err error
+		if token, err = c.bearer(); err != nil {
+			return nil, err
+		}
 	}
 	body, err := req.Body()
 	if err != nil {
@@ -186,6 +227,9 @@ func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 	header.Set("User-Agent", c.opts.UserAgent)
 	if token != "" {
 		header.Set("Authorization", "Bearer "+token)
+	}
+	if cred != nil {
+		setCredential(header, *cred)
 	}
 	for k, v := range c.provider.HTTPHeaders {
 		header.Set(k, v)
@@ -205,6 +249,7 @@ func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 	header.Set("Accept", "text/event-stream")
 
 	max := c.provider.RequestMaxRetries
+	refreshed := false
 	for attempt := 0; ; attempt++ {
 		s, err := c.send(ctx, body, header)
 		if err == nil {
@@ -212,6 +257,20 @@ func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		var ae *APIError
+		if cred != nil && !refreshed && errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized {
+			// A token revoked or expired early: refresh once, as Codex's
+			// unauthorized recovery does, and send again (not a retry).
+			refreshed = true
+			fresh, rerr := c.opts.Auth.Unauthorized(ctx, *cred)
+			if rerr != nil {
+				return nil, &AuthError{Err: rerr}
+			}
+			cred = &fresh
+			setCredential(header, fresh)
+			attempt--
+			continue
 		}
 		delay, retry := c.retryDelay(err, attempt+1)
 		if !retry || attempt >= max {
@@ -227,6 +286,14 @@ func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 		if err := c.opts.Sleep(ctx, delay); err != nil {
 			return nil, err
 		}
+	}
+}
+
+func setCredential(h http.Header, c Credential) {
+	h.Set("Authorization", "Bearer "+c.Bearer)
+	h.Del("ChatGPT-Account-ID")
+	if c.AccountID != "" {
+		h.Set("ChatGPT-Account-ID", c.AccountID)
 	}
 }
 

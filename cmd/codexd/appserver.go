@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/codexd/codexd/auth"
 	"io"
 	"log/slog"
 	"os"
@@ -76,6 +77,8 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var core agent.Core
 	var installationID string
+	var signIn *auth.Manager
+	requiresOpenAIAuth := false
 	var commandEnv func() map[string]string
 	if *benchCore > 0 {
 		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
@@ -88,6 +91,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		}
 		defer rt.Close()
 		core = rt.Core
+		signIn, requiresOpenAIAuth = rt.Auth, rt.Config.Provider.RequiresOpenAIAuth
 		// command/exec gets the environment the agent's commands get.
 		policy, secrets := rt.Config.ShellEnvironment, rt.Config.SecretEnvVars()
 		commandEnv = func() map[string]string { return execenv.Build(os.Environ(), policy, secrets) }
@@ -97,7 +101,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		}
 	}
 	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots},
-		InstallationID: installationID, CommandEnv: commandEnv, Logger: log})
+		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd app-server:", err)
 		return 2

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codexd/codexd/auth"
 	"log/slog"
 
 	"github.com/codexd/codexd/config"
@@ -49,6 +50,9 @@ type Runtime struct {
 	Config *config.Config
 	// MockURL is the base URL of the built-in mock model, when started.
 	MockURL string
+	// Auth is CODEX_HOME's stored sign-in (auth.json), which the core's
+	// OpenAI provider uses and account/read reports.
+	Auth *auth.Manager
 
 	closers []func() error
 }
@@ -63,7 +67,7 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{Config: cfg}
+	rt := &Runtime{Config: cfg, Auth: auth.NewManager(cfg.CodexHome, auth.Options{Originator: opts.Originator})}
 	defer func() {
 		if err != nil {
 			_ = rt.Close()
@@ -97,6 +101,7 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 		Sandbox:    core.LandlockSandbox{Remote: dialer.Remote},
 		Store:      st,
 		MockURL:    rt.MockURL,
+		Auth:       rt.Auth,
 		CliVersion: opts.CliVersion,
 		Originator: opts.Originator,
 		Logger:     log,
