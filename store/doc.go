@@ -15,26 +15,33 @@
 //
 //	sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<thread id>.jsonl   (local time, as Codex)
 //	archived_sessions/rollout-…-<thread id>.jsonl                      (archived: moved here, flat)
-//	codexd/threads.sqlite                                              (our index; never Codex's state db)
+//	codexd/threads.sqlite                                              (our index; Codex keeps its own)
 //
-// A rollout is one JSON object per line:
+// A rollout is one JSON object per line, in Codex 0.169's format (the
+// RolloutLine and RolloutItem types of Codex's protocol crate; codex_line.go
+// has the details), so that Codex and codexd each list, read, resume and
+// continue the other's threads on one $CODEX_HOME:
 //
-//	{"timestamp":"2026-01-02T03:04:05.678Z","type":"session_meta","v":1,"payload":{"format":"codexd","id":…}}
-//	{"timestamp":…,"type":"event","v":1,"turn_id":"…","payload":{"type":"turn_started",…}}
-//	{"timestamp":…,"type":"event","v":1,"turn_id":"…","payload":{"type":"item_completed","item":{"type":"user_message",…}}}
-//	{"timestamp":…,"type":"model","v":1,"turn_id":"…","payload":<the core's JSON, verbatim>}
-//	{"timestamp":…,"type":"store","v":1,"payload":{"type":"unarchived"}}
+//	{"timestamp":"2026-01-02T03:04:05.678Z","ordinal":0,"type":"session_meta","payload":{"id":…,"cwd":…,"codexd":{…}}}
+//	{"timestamp":…,"ordinal":1,"type":"event_msg","payload":{"type":"task_started","turn_id":…}}
+//	{"timestamp":…,"ordinal":2,"type":"turn_context","payload":{"model":…,"sandbox_policy":…}}
+//	{"timestamp":…,"ordinal":3,"type":"response_item","payload":<the core's JSON, verbatim>}
+//	{"timestamp":…,"ordinal":4,"type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage",…}}}
+//	{"timestamp":…,"ordinal":5,"type":"event_msg","payload":{"type":"task_complete","turn_id":…}}
 //
-// The first line describes the thread ([ThreadMeta]); "event" lines carry
-// the events listed by [Kept]; "model" lines carry the model-history items;
-// "store" lines are the store's own (an unarchive, which counts as an
-// update). A line's timestamp is when it happened; the last one is the
-// thread's updated_at.
-// Every line has the format version "v" (1), so a later codexd that changes
-// a payload can still read what an older one appended to the same file.
-// Unknown record or event types of the same version are skipped, so new
-// kinds can be added without a version change. Files whose first line is
-// not ours (Codex's own rollouts, in a shared $CODEX_HOME) are left alone.
+// The kept events map to Codex's event_msg payloads (task_started,
+// item_completed with Codex's TurnItem, task_complete or turn_aborted,
+// token_count, thread_name_updated); settings updates are turn_context
+// lines; model-history items are response_item lines, except the core's
+// compaction record, which is Codex's compacted line. What Codex has no
+// field for goes in a "codexd" member of the payload, which Codex ignores;
+// the store's own records (an unarchive, which counts as an update) are
+// lines of type "codexd", which Codex skips. Codex's lines that rebuild
+// nothing codexd keeps (world_state, token_usage_record, live-stream
+// events) are skipped quietly; a line's timestamp is when it happened, to
+// the millisecond, and the last one is the thread's updated_at. Rollouts
+// of an earlier codexd's own format are converted on first use
+// (migrate.go).
 //
 // # Durability
 //
@@ -72,6 +79,6 @@
 // It must never import the core, the app-server or any JSON-RPC or wire
 // type: it knows package agent only. It never interprets model-history
 // items. It never writes outside $CODEX_HOME's sessions, archived_sessions
-// and codexd directories, never touches a file that is not a rollout of
-// ours, and never stores an ephemeral thread.
+// and codexd directories, never touches a file that is not a rollout, and
+// never stores an ephemeral thread.
 package store

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/codexd/codexd/agent"
@@ -16,6 +18,14 @@ import (
 // testdata/fuzz/FuzzDecodeLine.
 func FuzzDecodeLine(f *testing.F) {
 	f.Add([]byte(`{"timestamp":"2026-01-01T00:00:00Z","type":"event","v":1,"turn_id":"t","payload":{"type":"turn_started"}}`))
+	// Every line of the rollouts Codex 0.169 wrote (testdata/codex-0.169).
+	for _, file := range codexRollouts(f) {
+		for _, l := range bytes.Split(file, []byte("\n")) {
+			if len(l) > 0 {
+				f.Add(l)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		e, err := decodeLine(line)
 		if err != nil {
@@ -52,6 +62,9 @@ func reencode(t *testing.T, e entry) []byte {
 func FuzzReadRollout(f *testing.F) {
 	f.Add([]byte(`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","v":1,"payload":{"format":"codexd","id":"0190a000-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00Z","settings":{}}}` + "\n" +
 		`{"timestamp":"2026-01-01T00:00:00Z","type":"event","v":1,"turn_id":"t","payload":{"type":"turn_started"}}` + "\n" + `{"tim`))
+	for _, file := range codexRollouts(f) {
+		f.Add(file)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f.Fuzz(func(t *testing.T, file []byte) {
 		res, err := readRollout(bg, bytes.NewReader(file), "/x/rollout-2026-01-01T00-00-00-0190a000-0000-7000-8000-000000000001.jsonl", log, nil)
@@ -97,4 +110,22 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("%q: round trip %+v -> %+v %v", s, c, again, err)
 		}
 	})
+}
+
+// codexRollouts are the rollouts of testdata/codex-0.169, as seeds.
+func codexRollouts(f *testing.F) [][]byte {
+	f.Helper()
+	ents, err := os.ReadDir("testdata/codex-0.169")
+	if err != nil {
+		f.Fatal(err)
+	}
+	var out [][]byte
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("testdata/codex-0.169", e.Name()))
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
 }

@@ -18,7 +18,8 @@ import (
 
 // schemaVersion is the index's PRAGMA user_version. The index is a cache:
 // a file of another version is dropped and rebuilt from the rollouts.
-const schemaVersion = 2
+// 3: rollouts are in Codex's format; the rebuild converts older ones (migrate.go).
+const schemaVersion = 3
 
 // schema: one row per stored thread. Times are Unix nanoseconds. search is
 // the lowercased preview and name, for a case-insensitive substring filter

@@ -133,7 +133,7 @@ func (s *Local) Create(ctx context.Context, meta ThreadMeta) (Writer, error) {
 		release()
 		return nil, fmt.Errorf("store: create %s: %w", meta.ID, err)
 	}
-	w = &fileWriter{st: s, meta: meta, path: rolloutPath(s.home, meta.CreatedAt, meta.ID)}
+	w = &fileWriter{st: s, meta: meta, path: rolloutPath(s.home, meta.CreatedAt, meta.ID), lc: lineCtx{thread: meta.ID, ordinal: 1}}
 	w.sum.observe(&entry{Time: meta.CreatedAt, Meta: &w.meta})
 	s.adopt(w)
 	return w, nil
@@ -396,8 +396,12 @@ func (s *Local) Fork(ctx context.Context, id string, meta ThreadMeta) (*Thread, 
 	// the old one under a new meta line.
 	var copied []byte
 	var entries []entry
+	ord := int64(1)
 	res, _, err := s.read(ctx, src, func(b []byte, e *entry) {
-		copied = append(append(copied, b...), '\n')
+		// Renumbered: the lines of the source that are not copied (Codex's
+		// world_state...) leave no gaps.
+		copied = append(append(copied, withOrdinal(b, ord)...), '\n')
+		ord++
 		entries = append(entries, *e)
 	})
 	if err != nil {
@@ -407,7 +411,7 @@ func (s *Local) Fork(ctx context.Context, id string, meta ThreadMeta) (*Thread, 
 	if reflect.DeepEqual(meta.Settings, agent.Settings{}) {
 		meta.Settings = res.settings
 	}
-	w = &fileWriter{st: s, meta: meta, path: rolloutPath(s.home, meta.CreatedAt, meta.ID)}
+	w = &fileWriter{st: s, meta: meta, path: rolloutPath(s.home, meta.CreatedAt, meta.ID), lc: lineCtx{thread: meta.ID, ordinal: ord}}
 	fork := newReplay()
 	fork.apply(&entry{Time: meta.CreatedAt, Meta: &w.meta})
 	w.sum = fork.summary
@@ -449,6 +453,7 @@ func (s *Local) openedWriter(f *os.File, path string, res *readResult) *fileWrit
 	return &fileWriter{
 		st: s, meta: *res.meta, path: path, f: f, sum: res.summary, dirSynced: true,
 		end: res.length, size: res.length - res.fragment, torn: res.tornTail,
+		lc: lineCtx{thread: res.meta.ID, ordinal: max(res.ordinal, 1)},
 	}
 }
 

@@ -50,7 +50,12 @@ func (s *summary) observe(e *entry) {
 			s.preview = previewOf(um)
 		}
 	case agent.SettingsUpdated:
+		provider := s.settings.ModelProvider
 		s.settings = m.Settings
+		if s.settings.ModelProvider == "" {
+			// Codex's turn_context has no provider: it is the session's.
+			s.settings.ModelProvider = provider
+		}
 	case agent.ThreadNameUpdated:
 		s.name = m.Name
 	}
@@ -238,6 +243,11 @@ type readResult struct {
 	// length is the bytes read; fragment, the length of a last line
 	// without its newline.
 	length, fragment int64
+	// ordinal is the next line's: one past the last ordinal read (Codex
+	// numbers its lines from 0), or the number of lines if none had one.
+	ordinal int64
+	// legacy: the rollout is in codexd's legacy format (migrate.go).
+	legacy bool
 }
 
 // readRollout replays a rollout from rd. name is the file's base name, for
@@ -293,6 +303,15 @@ func readRollout(ctx context.Context, rd io.Reader, path string, log *slog.Logge
 				// blank: what a torn tail repair leaves; nothing lost
 			default:
 				e, derr := decodeLine(body)
+				if derr == nil || errors.Is(derr, errQuiet) {
+					res.ordinal = max(res.ordinal, int64(lineNo))
+				}
+				if derr == nil && e.Ordinal >= 0 {
+					res.ordinal = max(res.ordinal, e.Ordinal+1)
+				}
+				if derr == nil && e.Legacy {
+					res.legacy = true
+				}
 				switch {
 				case derr == nil:
 					if first && e.Meta == nil {
@@ -303,8 +322,6 @@ func readRollout(ctx context.Context, rd io.Reader, path string, log *slog.Logge
 						raw(body, &e)
 					}
 					res.apply(&e)
-				case first && (errors.Is(derr, errForeign) || foreignMeta(body)):
-					return nil, errForeign
 				case errors.Is(derr, errQuiet):
 					log.Debug("store: skipped a rollout line", "path", path, "line", lineNo, "err", derr)
 				case !complete:
@@ -340,17 +357,4 @@ func readRollout(ctx context.Context, rd io.Reader, path string, log *slog.Logge
 		res.meta = &ThreadMeta{ID: id, CreatedAt: t.UTC()}
 	}
 	return res, nil
-}
-
-// foreignMeta reports whether a first line that we could not decode is
-// some other program's session_meta (Codex's own rollouts have no "v").
-func foreignMeta(b []byte) bool {
-	var probe struct {
-		Type string `json:"type"`
-		V    *int   `json:"v"`
-	}
-	if json.Unmarshal(b, &probe) != nil {
-		return false
-	}
-	return probe.Type == recMeta && probe.V == nil
 }

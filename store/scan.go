@@ -68,6 +68,22 @@ func (s *Local) indexFile(ctx context.Context, path string, fi fs.FileInfo) (*ro
 	}
 	defer f.Close()
 	res, err := readRollout(ctx, f, path, s.log, nil)
+	if err == nil && res.legacy {
+		// An earlier codexd's format: converted now (migrate.go), and read
+		// again; if it cannot be yet, it is served as it is.
+		f.Close()
+		if merr := s.migrate(ctx, path); merr != nil {
+			s.log.Warn("store: a legacy rollout was not converted", "path", path, "err", merr)
+		}
+		if f, err = os.Open(path); err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if fi, err = f.Stat(); err != nil {
+			return nil, err
+		}
+		res, err = readRollout(ctx, f, path, s.log, nil)
+	}
 	if err == nil {
 		if _, id, ok := parseRolloutName(filepath.Base(path)); !ok || id != res.meta.ID {
 			s.log.Warn("store: a rollout's name does not match its thread id; ignoring it", "path", path, "thread", res.meta.ID)

@@ -354,42 +354,6 @@ func TestLostMetaLineFallsBackToTheFileName(t *testing.T) {
 	}
 }
 
-func TestForeignRolloutsAreLeftAlone(t *testing.T) {
-	e := newEnv(t)
-	id := testID(14)
-	path := rolloutPath(e.home, at(0), id)
-	codex := []string{
-		`{"timestamp":"2026-03-04T05:06:07.000Z","type":"session_meta","payload":{"id":"` + id + `","timestamp":"2026-03-04T05:06:07.000Z","cwd":"/x","originator":"codex_cli_rs","cli_version":"0.169.0","source":"cli"}}`,
-		`{"timestamp":"2026-03-04T05:06:08.000Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}`,
-	}
-	writeRaw(t, path, codex, false)
-	before, _ := os.ReadFile(path)
-	e.reopen()
-	if p, _ := e.s.List(bg, agent.ThreadQuery{}); len(p.Threads) != 0 {
-		t.Fatalf("listed %+v", p.Threads)
-	}
-	for _, err := range []error{
-		func() error { _, err := e.s.Read(bg, id); return err }(),
-		func() error { _, _, err := e.s.Resume(bg, id); return err }(),
-		e.s.SetName(bg, id, "mine now"),
-		e.s.Archive(bg, id),
-	} {
-		if !errors.Is(err, agent.ErrThreadNotFound) {
-			t.Fatalf("foreign thread: %v", err)
-		}
-	}
-	if _, err := e.s.Create(bg, meta(id, 0)); err == nil {
-		t.Fatal("Create took a foreign thread's id")
-	}
-	after, _ := os.ReadFile(path)
-	if string(after) != string(before) {
-		t.Fatal("a foreign rollout was changed")
-	}
-	if n, err := e.s.Rescan(bg); err != nil || n != 0 {
-		t.Fatalf("rescan re-read %d unchanged foreign files: %v", n, err)
-	}
-}
-
 func TestUnknownAndInvalidIDs(t *testing.T) {
 	e := newEnv(t)
 	for _, id := range []string{testID(99), "../../etc/passwd", "", "0190A000-0000-7000-8000-00000000000g", "*"} {

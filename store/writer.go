@@ -37,6 +37,8 @@ type fileWriter struct {
 	stale     bool // the index has not seen the latest records
 	torn      bool
 	closed    bool
+	// lc numbers the lines (Codex's ordinals) and names the thread in them.
+	lc lineCtx
 }
 
 func (w *fileWriter) ID() string { return w.meta.ID }
@@ -72,16 +74,18 @@ func (w *fileWriter) append(recs []Record) error {
 	if w.closed {
 		return ErrClosed
 	}
-	now := time.Now().UTC()
-	start := len(w.pending)
+	// Times are kept to the millisecond, as the lines hold them, so that
+	// what the writer observes is what a reader reads back.
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	start, ord := len(w.pending), w.lc.ordinal
 	kept := 0
 	for _, rec := range recs {
 		if rec.Model == nil && rec.Event != nil && !Kept(rec.Event) {
 			continue
 		}
 		var err error
-		if w.pending, err = encodeRecord(w.pending, rec, now); err != nil {
-			w.pending = w.pending[:start]
+		if w.pending, err = encodeLine(w.pending, rec, now, &w.lc); err != nil {
+			w.pending, w.lc.ordinal = w.pending[:start], ord
 			return err
 		}
 		kept++
@@ -94,7 +98,7 @@ func (w *fileWriter) append(recs []Record) error {
 		if rec.Model == nil && rec.Event != nil && !Kept(rec.Event) {
 			continue
 		}
-		e := entry{Time: rec.Time.UTC(), TurnID: rec.TurnID, Event: rec.Event, Model: rec.Model, Store: rec.store}
+		e := entry{Time: rec.Time.UTC().Truncate(time.Millisecond), TurnID: rec.TurnID, Event: rec.Event, Model: rec.Model, Store: rec.store}
 		if rec.Time.IsZero() {
 			e.Time = now
 		}

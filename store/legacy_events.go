@@ -224,7 +224,7 @@ func decodeSettings(s settingsV1) agent.Settings {
 	}
 }
 
-func encodeMeta(m ThreadMeta) *metaV1 {
+func encodeMetaV1(m ThreadMeta) *metaV1 {
 	return &metaV1{
 		Format: metaFormat, ID: m.ID, ForkedFromID: m.ForkedFromID, Timestamp: utc(m.CreatedAt),
 		Source: m.Source, ThreadSource: m.ThreadSource, Originator: m.Originator, CliVersion: m.CliVersion,
@@ -233,7 +233,7 @@ func encodeMeta(m ThreadMeta) *metaV1 {
 	}
 }
 
-func decodeMeta(d *metaV1) (ThreadMeta, error) {
+func decodeMetaV1(d *metaV1) (ThreadMeta, error) {
 	if d.Format != metaFormat {
 		return ThreadMeta{}, errForeign
 	}

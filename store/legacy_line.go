@@ -8,11 +8,14 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/codexd/codexd/agent"
 )
 
-// formatVersion is written as "v" on every line. A reader skips lines of a
+// This file is the rollout format of codexd before it wrote Codex's (see
+// codex_line.go): every line had a format version "v" and payloads of its
+// own. It is read to migrate such rollouts (migrate.go) and written only by
+// tests.
+
+// formatVersion is the "v" of every legacy line. A reader skips lines of a
 // later version (with a warning) rather than misreading them.
 const formatVersion = 1
 
@@ -30,9 +33,9 @@ const (
 // Store record kinds.
 const storeUnarchived = "unarchived"
 
-// lineOut is a line as written; Payload is a *metaV1, an *eventV1 or the
+// lineOutV1 is a legacy line as written; Payload is a *metaV1, an *eventV1 or the
 // model item's jsontext.Value.
-type lineOut struct {
+type lineOutV1 struct {
 	Timestamp time.Time `json:"timestamp"`
 	Type      string    `json:"type"`
 	V         int       `json:"v"`
@@ -40,49 +43,15 @@ type lineOut struct {
 	Payload   any       `json:"payload"`
 }
 
-// lineIn is a line as read; the payload is decoded once the type is known.
-type lineIn struct {
-	Timestamp time.Time      `json:"timestamp"`
-	Type      string         `json:"type"`
-	V         int            `json:"v"`
-	TurnID    string         `json:"turn_id"`
-	Payload   jsontext.Value `json:"payload"`
-}
-
-// entry is a decoded line. Exactly one of Meta, Event, Model and Store is
-// set.
-type entry struct {
-	Time   time.Time
-	TurnID string
-	Meta   *ThreadMeta
-	Event  agent.EventMsg
-	Model  json.RawMessage
-	Store  string
-}
-
 // storeV1 is the payload of a store record.
 type storeV1 struct {
 	Type string `json:"type"`
 }
 
-var (
-	// errForeign: a session_meta line that is not ours (Codex's own).
-	errForeign = errors.New("not a codexd rollout")
-	// errQuiet wraps what a reader skips without a warning: record and
-	// event types added by a later codexd.
-	errQuiet = errors.New("skipped")
-)
-
-// jsonOpts are lenient about what the bytes hold, strict about the shape (a
-// line is read whole or skipped): invalid UTF-8 (a command's output, say)
-// is replaced with U+FFFD rather than failing an append, and a model item is
-// the core's JSON taken as it is, duplicate member names included.
-var jsonOpts = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
-
-// encodeRecord appends rec's line (with its newline) to dst. now stands in
+// encodeRecordV1 appends rec's line (with its newline) to dst. now stands in
 // for a zero time.
-func encodeRecord(dst []byte, rec Record, now time.Time) ([]byte, error) {
-	out := lineOut{Timestamp: rec.Time, V: formatVersion, TurnID: rec.TurnID}
+func encodeRecordV1(dst []byte, rec Record, now time.Time) ([]byte, error) {
+	out := lineOutV1{Timestamp: rec.Time, V: formatVersion, TurnID: rec.TurnID}
 	if out.Timestamp.IsZero() {
 		out.Timestamp = now
 	}
@@ -112,28 +81,16 @@ func encodeRecord(dst []byte, rec Record, now time.Time) ([]byte, error) {
 	return appendLine(dst, &out)
 }
 
-// encodeMetaLine appends the session_meta line of m to dst.
-func encodeMetaLine(dst []byte, m ThreadMeta) ([]byte, error) {
-	return appendLine(dst, &lineOut{Timestamp: utc(m.CreatedAt), Type: recMeta, V: formatVersion, Payload: encodeMeta(m)})
+// encodeMetaLineV1 appends the session_meta line of m to dst.
+func encodeMetaLineV1(dst []byte, m ThreadMeta) ([]byte, error) {
+	return appendLine(dst, &lineOutV1{Timestamp: utc(m.CreatedAt), Type: recMeta, V: formatVersion, Payload: encodeMetaV1(m)})
 }
 
-func appendLine(dst []byte, out *lineOut) ([]byte, error) {
-	b, err := jsonv2.Marshal(out, jsonOpts)
-	if err != nil {
-		return dst, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
-	}
-	if len(b) > maxLine {
-		return dst, fmt.Errorf("%w: a %s line of %d bytes is over the %d-byte limit of a rollout line", ErrRecordTooLarge, out.Type, len(b), maxLine)
-	}
-	dst = append(dst, b...)
-	return append(dst, '\n'), nil
-}
-
-// decodeLine decodes one line (without its newline). It never panics, and
+// decodeLineV1 decodes one legacy line (without its newline). It never panics, and
 // returns an error wrapping errQuiet for lines to skip silently.
-func decodeLine(b []byte) (entry, error) {
-	var in lineIn
-	if err := jsonv2.Unmarshal(b, &in, jsonOpts); err != nil {
+func decodeLineV1(in *lineIn) (entry, error) {
+	ts, err := parseTime(in.Timestamp)
+	if err != nil {
 		return entry{}, err
 	}
 	if in.V > formatVersion {
@@ -145,14 +102,14 @@ func decodeLine(b []byte) (entry, error) {
 	if len(in.Payload) == 0 {
 		return entry{}, fmt.Errorf("missing payload")
 	}
-	e := entry{Time: in.Timestamp, TurnID: in.TurnID}
+	e := entry{Time: ts, TurnID: in.TurnID}
 	switch in.Type {
 	case recMeta:
 		var d metaV1
 		if err := jsonv2.Unmarshal(in.Payload, &d, jsonOpts); err != nil {
 			return entry{}, err
 		}
-		m, err := decodeMeta(&d)
+		m, err := decodeMetaV1(&d)
 		if err != nil {
 			return entry{}, err
 		}
