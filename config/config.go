@@ -102,8 +102,12 @@ type LoadOptions struct {
 	CodexHome string
 	// Overrides are `-c key=value` strings, applied in order.
 	Overrides []string
-	// Profile selects [profiles.NAME] instead of the file's `profile`.
+	// Profile selects a profile instead of the file's `profile`:
+	// $CODEX_HOME/NAME.config.toml, else [profiles.NAME].
 	Profile string
+	// Cwd is the directory threads start in: a trusted project's
+	// .codex/config.toml files are layered (empty: none).
+	Cwd string
 
 	Model          string
 	ModelProvider  string
@@ -113,6 +117,9 @@ type LoadOptions struct {
 	// Getenv reads the environment (CODEX_HOME, HOME, CODEX_OSS_*);
 	// nil means os.Getenv.
 	Getenv func(string) string
+
+	// profileFile: the profile was a NAME.config.toml, already merged.
+	profileFile bool
 }
 
 // Home returns $CODEX_HOME, which must be an existing directory when set,
@@ -158,6 +165,11 @@ func Load(opts LoadOptions) (*Config, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	data, profileFile, err := layers(home, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	opts.profileFile = profileFile
 	cfg, err := Parse(data, path, opts)
 	if err != nil {
 		return nil, err
@@ -258,7 +270,9 @@ func (cfg *Config) apply(fc *fileConfig, file string, opts LoadOptions) error {
 	if opts.Profile != "" {
 		profile = opts.Profile
 	}
-	if profile != "" {
+	if profile != "" && opts.profileFile {
+		cfg.Profile = profile
+	} else if profile != "" {
 		p, ok := fc.Profiles[profile]
 		if !ok {
 			return errorf(file, "profile", "config profile %q not found", profile)

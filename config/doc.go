@@ -15,6 +15,13 @@
 // A known key of the wrong type or with an unknown value is an *Error that
 // names the file, the line and the key.
 //
+// Layers, lowest first (as in Codex): config.toml, the profile's
+// $CODEX_HOME/NAME.config.toml (Codex 0.169's form; without that file the
+// older [profiles.NAME] table applies after the -c overrides), then a
+// trusted project's .codex/config.toml files from its root down to the
+// working directory ([projects."PATH"] trust_level = "trusted" in the
+// user's config; a project's own file cannot trust itself).
+//
 // Precedence, lowest first (as in Codex): built-in defaults, config.toml,
 // `-c key=value` overrides (applied to the TOML tree before it is read),
 // the selected profile, then the explicit settings of [LoadOptions] (what
@@ -34,6 +41,6 @@
 //
 // Only wire_api = "responses" exists; any other value is an error naming it.
 //
-// This package must never do I/O beyond reading the config file and the
+// This package must never do I/O beyond reading the config files and the
 // environment, start anything, or know about turns, threads or protocols.
 package config

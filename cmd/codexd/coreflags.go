@@ -28,7 +28,7 @@ type coreFlags struct {
 func (f *coreFlags) register(fs *flag.FlagSet, withApproval bool) {
 	fs.Var(&f.overrides, "c", "override a config.toml value: `key=value` (TOML; repeatable), as codex -c")
 	fs.Var(&f.overrides, "config", "same as -c")
-	fs.StringVar(&f.profile, "profile", "", "use config.toml's [profiles.`NAME`]")
+	fs.StringVar(&f.profile, "profile", "", "layer $CODEX_HOME/`NAME`.config.toml (else config.toml's [profiles.NAME])")
 	fs.StringVar(&f.model, "model", "", "the `MODEL` to use")
 	fs.StringVar(&f.model, "m", "", "same as --model")
 	fs.StringVar(&f.modelProvider, "model-provider", "", "the model provider, by `NAME` ([model_providers.NAME], openai, ollama, lmstudio, or mock: the built-in offline mock)")

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"github.com/codexd/codexd/auth"
 	"log/slog"
+	"os"
 
 	"github.com/codexd/codexd/config"
 	"github.com/codexd/codexd/core"
@@ -62,6 +63,13 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
+	}
+	if opts.Config.Cwd == "" {
+		// A trusted project's .codex/config.toml is layered, as in Codex.
+		opts.Config.Cwd = opts.Cwd
+		if opts.Config.Cwd == "" {
+			opts.Config.Cwd, _ = os.Getwd()
+		}
 	}
 	cfg, err := config.Load(opts.Config)
 	if err != nil {
