@@ -27,11 +27,21 @@ var Markers = []struct{ Marker, Does string }{
 	{"MOCK:fail", "streams response.failed (server_error)"},
 	{"MOCK:cut", "closes the connection in the middle of the answer"},
 	{"MOCK:stall", "sends one delta, then nothing, holding the connection until the client leaves"},
+	{"MOCK:bulk[=N] [TAG]", "asks for exec_command printing about N tokens (default 5000) of output, then answers in one short line naming N and TAG: a turn that grows the context without filling a screen"},
 	{"MOCK:window=N", "fails any request of this conversation past N tokens (4 bytes a token) with context_length_exceeded (as --context-window)"},
 }
 
 // DefaultCommand is what the default script asks to run.
 const DefaultCommand = "echo hello from the mock; ls"
+
+// bulkLine is the line MOCK:bulk's command repeats: 40 bytes with its
+// newline, ten tokens.
+const bulkLine = "bulk output of a long session, ten tok."
+
+// BulkCommand prints about n tokens (four bytes a token) of output.
+func BulkCommand(n int) string {
+	return fmt.Sprintf("yes '%s' | head -n %d", bulkLine, max(n/10, 1))
+}
 
 // HelloText is the plain answer (Codex's own mock said the same).
 const HelloText = "Hello from the mock model."
@@ -115,6 +125,12 @@ func markerResponse(r *request, name, value, arg string) (Response, bool) {
 			args["justification"] = escalateJustification
 		}
 		return callResponse("exec_command", args), true
+	case "bulk":
+		n := num(5000)
+		if r.step() > 0 {
+			return textResponse(fmt.Sprintf("Read about %d tokens of output. %s", n, arg), 2), true
+		}
+		return callResponse("exec_command", map[string]any{"cmd": BulkCommand(n), "yield_time_ms": 10000}), true
 	case "stdin":
 		switch r.step() {
 		case 0:

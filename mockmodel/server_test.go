@@ -131,6 +131,14 @@ func TestMarkers(t *testing.T) {
 	if name != "apply_patch" || args["input"] != patch {
 		t.Fatalf("patch %s %q", name, args["input"])
 	}
+	_, args, c3 := post(t, url, body("m", tools, user("MOCK:bulk=2000 turn 7"))).call(t)
+	if args["cmd"] != "yes '"+bulkLine+"' | head -n 200" || len(bulkLine)+1 != 40 {
+		t.Fatalf("bulk %v", args)
+	}
+	r = post(t, url, body("m", tools, user("MOCK:bulk=2000 turn 7"), fcall(c3, "exec_command", `{}`), fout(c3, "Output:\n"+strings.Repeat(bulkLine+"\n", 200))))
+	if r.text() != "Read about 2000 tokens of output. turn 7" {
+		t.Fatalf("bulk answer %q", r.text())
+	}
 	name, args, _ = post(t, url, body("m", tools, user("MOCK:plan"))).call(t)
 	if plan, _ := args["plan"].([]any); name != "update_plan" || len(plan) != 3 {
 		t.Fatalf("plan %s %v", name, args)
