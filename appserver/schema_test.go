@@ -135,6 +135,7 @@ var responseSchema = map[string]string{
 	appproto.MethodTurnSteer:              "v2/TurnSteerResponse",
 	appproto.MethodTurnInterrupt:          "v2/TurnInterruptResponse",
 	appproto.MethodThreadCompactStart:     "v2/ThreadCompactStartResponse",
+	appproto.MethodThreadShellCommand:     "v2/ThreadShellCommandResponse",
 	appproto.MethodReviewStart:            "v2/ReviewStartResponse",
 	appproto.MethodModelList:              "v2/ModelListResponse",
 	appproto.MethodAccountRead:            "v2/GetAccountResponse",

@@ -198,6 +198,7 @@ func (s *Server) registerAll() {
 	register(s, appproto.FsRemove, s.fsRemove)
 	register(s, appproto.FsCopy, s.fsCopy)
 	registerCompactReview(s)
+	registerShell(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

@@ -151,11 +151,24 @@ func (e *execSessions) prune() {
 // start starts argv under session id.
 func (e *execSessions) start(ctx context.Context, id int, itemID string, argv []string, displayArgv []string, cwd string, tty bool, command string) (*execProc, error) {
 	e.prune()
+	p, err := e.spawn(ctx, id, itemID, argv, displayArgv, cwd, tty, command, e.env())
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.procs[id] = p
+	e.mu.Unlock()
+	return p, nil
+}
+
+// spawn starts argv through the exec-server and reads its output, without
+// making it one of the thread's sessions.
+func (e *execSessions) spawn(ctx context.Context, id int, itemID string, argv []string, displayArgv []string, cwd string, tty bool, command string, env map[string]string) (*execProc, error) {
 	c, err := e.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	proc, err := c.Start(ctx, execclient.StartOptions{Argv: argv, Cwd: cwd, Env: e.env(), TTY: tty})
+	proc, err := c.Start(ctx, execclient.StartOptions{Argv: argv, Cwd: cwd, Env: env, TTY: tty})
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +176,6 @@ func (e *execSessions) start(ctx context.Context, id int, itemID string, argv []
 		id: id, itemID: itemID, tty: tty, command: command, argv: displayArgv, cwd: cwd,
 		start: time.Now(), lastUsed: time.Now(), proc: proc, notify: make(chan struct{}), exitCh: make(chan struct{}),
 	}
-	e.mu.Lock()
-	e.procs[id] = p
-	e.mu.Unlock()
 	p.readers = 2
 	stdout := "stdout"
 	if tty {

@@ -77,11 +77,11 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 		if len(op.Input) == 0 {
 			return "", agent.ErrEmptyInput
 		}
-		if tr := t.current(); tr != nil && tr.kind != "regular" {
+		if tr := t.current(); tr != nil && tr.kind != "regular" && tr.kind != "userShell" {
 			return "", &agent.NotSteerableError{TurnKind: tr.kind}
 		}
 		t.settings = op.Overrides.Apply(t.settings)
-		if tr := t.current(); tr != nil {
+		if tr := t.current(); tr != nil && tr.kind == "regular" {
 			tr.addInput(op.Input, op.ClientID)
 			return tr.id, nil
 		}
@@ -93,6 +93,8 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 
 	case agent.Compact:
 		return t.submitSpecial("compact", nil), nil
+	case agent.ShellCommand:
+		return t.submitShell(op)
 	case agent.Review:
 		return t.submitReview(op)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/codexd/codexd/agent"
@@ -27,6 +28,12 @@ type turn struct {
 	requests     map[string]chan agent.Op // approvals and questions by call id
 	streamCancel context.CancelFunc       // cancels the model response in flight
 	ending       bool                     // decided to end; takes no more input
+	// pendingItems are records of user shell commands that ran beside
+	// the turn, for its next request.
+	pendingItems []prompt.Item
+
+	aux   sync.WaitGroup // user shell commands running beside the turn
+	shell *shellJob      // what a "userShell" turn runs
 
 	// Actor-owned.
 	contextDone bool // the turn's context blocks are recorded
@@ -119,6 +126,8 @@ func (t *thread) runTurn(tr *turn) {
 		status, terr = tr.runCompact()
 	case "review":
 		status, terr = tr.runReview()
+	case "userShell":
+		status, terr = tr.runShellTurn()
 	default:
 		status, terr = tr.loop()
 	}
@@ -127,6 +136,10 @@ func (t *thread) runTurn(tr *turn) {
 	tr.ending = true
 	tr.requests = map[string]chan agent.Op{}
 	t.mu.Unlock()
+	// User commands running beside the turn end inside it (ending stops
+	// new ones from joining).
+	tr.aux.Wait()
+	t.appendHistory(tr.id, tr.takePending()...)
 	tr.cancel()
 
 	if terr != nil {
@@ -166,6 +179,7 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 		for _, in := range inputs {
 			tr.t.appendHistory(tr.id, userMessageItem(in.input))
 		}
+		tr.t.appendHistory(tr.id, tr.takePending()...)
 		if tr.ctx.Err() != nil {
 			return agent.TurnStatusInterrupted, nil
 		}
@@ -220,6 +234,16 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 			t.appendHistory(tr.id, out)
 		}
 	}
+}
+
+// takePending returns the records of user commands that ran beside the
+// turn since the last call.
+func (tr *turn) takePending() []prompt.Item {
+	tr.t.mu.Lock()
+	defer tr.t.mu.Unlock()
+	items := tr.pendingItems
+	tr.pendingItems = nil
+	return items
 }
 
 func abortedOutput(call prompt.Item) prompt.Item {

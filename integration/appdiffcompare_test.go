@@ -34,6 +34,8 @@ var (
 	// requests a turn took depends on when a steer or interrupt landed.
 	mockIDRE = regexp.MustCompile(`\b(msg|call|rs|fc)_mock_\d+`)
 	pidRE    = regexp.MustCompile(`^\d+$`)
+	// A Debug-printed duration (a timed-out user shell command's output).
+	rustDurationRE = regexp.MustCompile(`duration: [0-9.]+(ns|µs|ms|s)\b`)
 	// A thread/list backwards cursor is a time.
 	isoTimeRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 )
@@ -78,6 +80,7 @@ func (m *appMasker) str(s string) string {
 	s = mockIDRE.ReplaceAllString(s, "${1}_mock_<n>")
 	s = rolloutTimeRE.ReplaceAllString(s, "rollout-<time>")
 	s = sessionDayRE.ReplaceAllString(s, "sessions/<day>")
+	s = rustDurationRE.ReplaceAllString(s, "duration: <duration>")
 	return isoTimeRE.ReplaceAllString(s, "<time>")
 }
 
