@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// MCPToolCall is a call of a tool of an MCP server. Its ID is the model's
+// call id.
+type MCPToolCall struct {
+	ID     string
+	Server string
+	Tool   string
+	// Arguments are the call's JSON arguments (null when none).
+	Arguments json.RawMessage
+	Status    ItemStatus
+	// Result is the server's answer, once there is one; Error says why
+	// there is none (or why the call failed before reaching the server).
+	Result   *MCPResult
+	Error    string
+	Duration time.Duration
+}
+
+func (i *MCPToolCall) ItemID() string { return i.ID }
+func (*MCPToolCall) isItem()          {}
+
+// MCPResult is an MCP tools/call result: its content blocks and
+// structured content as the server sent them.
+type MCPResult struct {
+	Content           []json.RawMessage
+	StructuredContent json.RawMessage
+	IsError           bool
+}
+
+// MCPToolCallProgress is a progress notification of a running MCPToolCall.
+type MCPToolCallProgress struct {
+	ItemID  string
+	Message string
+}
+
+func (MCPToolCallProgress) isEventMsg() {}
+
+// MCPTool is a tool of an MCP server as the model is offered it.
+type MCPTool struct {
+	// Server and Name are the raw names, for the call.
+	Server string
+	Name   string
+	// Namespace and Callable are the model-visible names.
+	Namespace   string
+	Callable    string
+	Title       string
+	Description string
+	InputSchema json.RawMessage
+	// Annotations are the server's hints (nil: not given).
+	ReadOnlyHint    *bool
+	DestructiveHint *bool
+	OpenWorldHint   *bool
+	// ApprovalMode is the configured mode: "auto", "prompt", "approve" or
+	// "" (unset).
+	ApprovalMode string
+}
+
+// MCPConnector is what the core needs of the MCP servers of one thread
+// (package mcp implements it). Its methods never wait for a server to
+// start, except Call, which may restart a crashed server.
+type MCPConnector interface {
+	// Tools are the tools of the servers that are ready (or were, and
+	// crashed: their tools stay offered, and a call restarts them).
+	Tools() []MCPTool
+	// Call calls a tool; progress gets the server's progress messages.
+	// Cancelling ctx cancels the MCP request.
+	Call(ctx context.Context, server, tool string, args json.RawMessage, progress func(string)) (*MCPResult, error)
+	// ListResources, ListResourceTemplates and ReadResource answer the
+	// resource tools; server "" means every server (not for a read).
+	// They return the JSON text the model gets.
+	ListResources(ctx context.Context, server, cursor string) (string, error)
+	ListResourceTemplates(ctx context.Context, server, cursor string) (string, error)
+	ReadResource(ctx context.Context, server, uri string) (string, error)
+	// HasServers reports whether any server is configured (the resource
+	// tools are offered then).
+	HasServers() bool
+	Close()
+}

@@ -1,0 +1,105 @@
+// Command testserver is a small MCP server for codexd's tests, written with
+// the MCP Go SDK: it can start slowly, crash in the middle of a call or
+// answer garbage, which no reference server does on demand.
+//
+// Flags: -delay D waits D before reading its input (a slow start);
+// -garbage answers every line with text that is not JSON-RPC;
+// -http ADDR serves streamable HTTP instead of stdio (and prints the URL).
+//
+// Tools: echo {text} returns the text; crash exits the process mid-call;
+// slow {ms} sleeps, sending progress, until done or cancelled;
+// pid returns the server's process id; -tool NAME adds one more echo tool.
+//
+// It is a test fixture only: it must never be shipped or used by codexd itself.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type echoArgs struct {
+	Text string `json:"text" jsonschema:"the text to send back"`
+}
+
+type slowArgs struct {
+	MS int `json:"ms" jsonschema:"how long to take, in milliseconds"`
+}
+
+func main() {
+	delay := flag.Duration("delay", 0, "wait before serving")
+	garbage := flag.Bool("garbage", false, "answer garbage")
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address")
+	name := flag.String("name", "testserver", "server name")
+	extra := flag.String("tool", "", "the name of one more tool, which echoes like echo")
+	flag.Parse()
+	time.Sleep(*delay)
+	if *garbage {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			fmt.Println("this is not json-rpc {{{")
+		}
+		return
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+		})
+	if *extra != "" {
+		mcp.AddTool(s, &mcp.Tool{Name: *extra, Description: "Echoes its text."},
+			func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+			})
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Takes its time, reporting progress."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a slowArgs) (*mcp.CallToolResult, any, error) {
+			steps := 4
+			for i := 1; i <= steps; i++ {
+				select {
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				case <-time.After(time.Duration(a.MS/steps) * time.Millisecond):
+				}
+				if tok := req.Params.GetProgressToken(); tok != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: tok, Progress: float64(i), Total: float64(steps), Message: fmt.Sprintf("step %d", i),
+					})
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+		})
+	if *httpAddr != "" {
+		ln, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("http://%s/mcp\n", ln.Addr())
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		_ = http.Serve(ln, h)
+		return
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
