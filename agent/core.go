@@ -158,7 +158,18 @@ type ModelInfo struct {
 	SupportedEfforts         []string
 	ContextWindow            int64
 	SupportsReasoningSummary bool
+	// Upgrade is the model clients are invited to move to ("": none).
+	Upgrade              string
+	ModelSpecialty       string
+	InputModalities      []string
+	MultiAgentVersion    string
+	AdditionalSpeedTiers []string
+	ServiceTiers         []ServiceTier
+	DefaultServiceTier   string
 }
+
+// ServiceTier is a service tier a model offers.
+type ServiceTier struct{ ID, Name string }
 
 // Config is the effective configuration that new threads start from.
 type Config struct {

@@ -28,13 +28,20 @@ func (s *Server) modelList(ctx context.Context, c *call, p appproto.ModelListPar
 }
 
 var effortDescriptions = map[string]string{
+	"none":    "No reasoning",
 	"minimal": "Fastest responses with minimal reasoning",
 	"low":     "Fast responses with lighter reasoning",
 	"medium":  "Balances speed and reasoning depth for everyday tasks",
 	"high":    "Greater reasoning depth for complex problems",
 	"xhigh":   "Extra high reasoning depth for complex problems",
+	"max":     "The deepest reasoning, for the hardest problems",
+	"ultra":   "The deepest reasoning, delegating parts of the task on its own",
 }
 
+// wireModel is a model/list entry, as Codex 0.169 reports its catalog's
+// models; the prose Codex carries (model and service-tier descriptions,
+// migration copy, availability notices) is left empty (README,
+// [model-list-copy]).
 func wireModel(m agent.ModelInfo) appproto.Model {
 	efforts := make([]appproto.ReasoningEffortOption, 0, len(m.SupportedEfforts))
 	for _, e := range m.SupportedEfforts {
@@ -48,9 +55,25 @@ func wireModel(m agent.ModelInfo) appproto.Model {
 	if name == "" {
 		name = m.ID
 	}
-	return appproto.Model{ID: m.ID, Model: m.ID, DisplayName: name, Description: m.Description, Hidden: m.Hidden,
-		SupportedReasoningEfforts: efforts, DefaultReasoningEffort: def, InputModalities: []string{"text", "image"},
-		AdditionalSpeedTiers: []string{}, ServiceTiers: []jsontextValue{}, IsDefault: m.IsDefault}
+	out := appproto.Model{ID: m.ID, Model: m.ID, DisplayName: name, Description: m.Description, Hidden: m.Hidden,
+		SupportedReasoningEfforts: efforts, DefaultReasoningEffort: def, InputModalities: m.InputModalities,
+		AdditionalSpeedTiers: m.AdditionalSpeedTiers, ServiceTiers: []jsontextValue{}, IsDefault: m.IsDefault,
+		ModelSpecialty: optString(m.ModelSpecialty), MultiAgentVersion: optString(m.MultiAgentVersion),
+		DefaultServiceTier: optString(m.DefaultServiceTier)}
+	if out.InputModalities == nil {
+		out.InputModalities = []string{"text", "image"}
+	}
+	if out.AdditionalSpeedTiers == nil {
+		out.AdditionalSpeedTiers = []string{}
+	}
+	if m.Upgrade != "" {
+		out.Upgrade = &m.Upgrade
+		out.UpgradeInfo = mustJSON(map[string]any{"model": m.Upgrade, "upgradeCopy": nil, "modelLink": nil, "migrationMarkdown": nil, "retirementAt": nil})
+	}
+	for _, st := range m.ServiceTiers {
+		out.ServiceTiers = append(out.ServiceTiers, mustJSON(map[string]string{"id": st.ID, "name": st.Name, "description": ""}))
+	}
+	return out
 }
 
 func (s *Server) accountRead(ctx context.Context, c *call, p appproto.GetAccountParams) (appproto.GetAccountResponse, error) {

@@ -558,15 +558,41 @@ func (c *Core) SetThreadName(ctx context.Context, id, name string) error {
 	return t.rec.Sync()
 }
 
-// Models lists the models a client may pick.
+// Models lists the models a client may pick: the catalog's
+// (model_catalog_json's, or Codex 0.169's built-in one), in Codex's
+// order, the first visible one the default, as Codex's model/list.
 func (c *Core) Models(ctx context.Context) ([]agent.ModelInfo, error) {
 	if len(c.cfg.Models) > 0 {
 		return append([]agent.ModelInfo(nil), c.cfg.Models...), nil
 	}
-	m := c.cfg.Settings.Model
-	out := []agent.ModelInfo{{ID: m, DisplayName: m, IsDefault: true, ContextWindow: defaultContextWindow, SupportsReasoningSummary: true}}
-	if _, ok := c.cfg.Providers["mock"]; ok && m != MockModel {
-		out = append(out, agent.ModelInfo{ID: MockModel, DisplayName: MockModel, Description: "The built-in mock model (offline)", ContextWindow: defaultContextWindow})
+	cat := c.cfg.Catalog
+	if cat == nil {
+		cat = modelinfo.Builtin()
+	}
+	listed := cat.Listed()
+	out := make([]agent.ModelInfo, 0, len(listed))
+	seenDefault := false
+	for _, m := range listed {
+		window := m.With(c.cfg.ModelOverrides)
+		mi := agent.ModelInfo{
+			ID: m.Slug, DisplayName: m.DisplayName, Hidden: !m.Visible(),
+			DefaultReasoningEffort: m.DefaultReasoningLevel, SupportedEfforts: m.Efforts(),
+			ContextWindow:            window.EffectiveContextWindow(),
+			SupportsReasoningSummary: m.DefaultReasoningSummary != "none",
+			ModelSpecialty:           m.ModelSpecialty, InputModalities: m.InputModalities,
+			MultiAgentVersion: m.MultiAgentVersion, AdditionalSpeedTiers: m.AdditionalSpeedTiers,
+			DefaultServiceTier: m.DefaultServiceTier,
+		}
+		if m.Upgrade != nil {
+			mi.Upgrade = m.Upgrade.Model
+		}
+		for _, st := range m.ServiceTiers {
+			mi.ServiceTiers = append(mi.ServiceTiers, agent.ServiceTier{ID: st.ID, Name: st.Name})
+		}
+		if !seenDefault && m.Visible() {
+			mi.IsDefault, seenDefault = true, true
+		}
+		out = append(out, mi)
 	}
 	return out, nil
 }

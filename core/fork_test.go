@@ -50,8 +50,17 @@ func TestForkThread(t *testing.T) {
 func TestModelsAndConfig(t *testing.T) {
 	h := newHarness(t, newFakeModel(), nil)
 	ms, err := h.core.Models(t.Context())
-	if err != nil || len(ms) != 1 || ms[0].ID != "mock-model" || !ms[0].IsDefault {
+	// Codex 0.169's catalogue, whatever the configured model: gpt-6.1-sol
+	// (priority 1) first and the default; a window is the usable part.
+	if err != nil || len(ms) != 12 || ms[0].ID != "gpt-6.1-sol" || !ms[0].IsDefault || ms[1].IsDefault ||
+		ms[0].ContextWindow != 258400 || ms[5].ID != "gpt-6.1-terra" || ms[5].ContextWindow != 475000 {
 		t.Fatalf("models %+v %v", ms, err)
+	}
+	if w := h.core.contextWindow("gpt-6.1-terra"); w != 475000 {
+		t.Fatalf("gpt-6.1-terra's turn window %d, want 475000 (95%% of 500000)", w)
+	}
+	if w := h.core.contextWindow("mystery"); w != 258400 {
+		t.Fatalf("the fallback's turn window %d, want 258400", w)
 	}
 	cfg := h.core.Config()
 	if cfg.Settings.Model != "mock-model" || len(cfg.Providers) != 1 || cfg.Providers[0] != "mock" {

@@ -78,9 +78,28 @@ var appRules = []appRule{
 			}
 		}
 	})},
-	// codexd lists the configured model, not Codex's catalogue; it loads
-	// no skills; config/read reports the settings codexd reads.
-	{id: "model-catalog", fix: resultMember("model/list", "data")},
+	// model/list lists Codex's catalogue, without its prose (model and
+	// service-tier descriptions, migration copy, availability notices,
+	// the descriptions of efforts codexd words itself); codexd loads no
+	// skills; config/read reports the settings codexd reads.
+	{id: "model-list-copy", fix: eachAnswerPair(func(it *appItem, a, b map[string]any) {
+		if it.method != "model/list" {
+			return
+		}
+		for _, x := range []map[string]any{a, b} {
+			walkMaps(x["result"], func(m map[string]any) {
+				if _, ok := m["displayName"]; ok {
+					m["description"], m["availabilityNux"] = "<copy>", "<copy>"
+				}
+				if u, ok := m["upgradeInfo"].(map[string]any); ok {
+					u["migrationMarkdown"] = "<copy>"
+				}
+				if _, ok := m["reasoningEffort"]; ok || m["id"] == "priority" {
+					m["description"] = "<copy>"
+				}
+			})
+		}
+	})},
 	{id: "no-skills", fix: func(_ *appSession, it *appItem) {
 		if it.method == "skills/list" {
 			for _, v := range []any{it.codex, it.codexd} {

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -84,6 +85,12 @@ type ServiceTier struct {
 	Name string `json:"name,omitempty"`
 }
 
+// Upgrade names the model a client is invited to move to (the catalog's
+// upgrade; its migration copy is not kept).
+type Upgrade struct {
+	Model string `json:"model"`
+}
+
 // Info is one model's metadata, with Codex's JSON field names (the shape
 // of model_catalog_json entries).
 type Info struct {
@@ -95,6 +102,7 @@ type Info struct {
 	Visibility                    string           `json:"visibility,omitempty"`
 	SupportedInAPI                bool             `json:"supported_in_api"`
 	Priority                      int              `json:"priority"`
+	Upgrade                       *Upgrade         `json:"upgrade,omitempty"`
 	AdditionalSpeedTiers          []string         `json:"additional_speed_tiers,omitempty"`
 	ServiceTiers                  []ServiceTier    `json:"service_tiers,omitempty"`
 	DefaultServiceTier            string           `json:"default_service_tier,omitempty"`
@@ -159,6 +167,10 @@ func (i *Info) Instructions() string {
 	}
 	return InstructionsGeneral
 }
+
+// Visible reports whether the model is shown in a model picker (Codex's
+// visibility "list"; "hide" and "none" are listed only on request).
+func (i *Info) Visible() bool { return i.Visibility == "list" }
 
 // Efforts lists the supported reasoning efforts.
 func (i *Info) Efforts() []string {
@@ -322,6 +334,31 @@ func Parse(b []byte) (*Catalog, error) {
 	return c, nil
 }
 
+// Listed is the catalog in the order Codex's model/list gives it: by
+// priority, lowest first (ties keep the catalog's order). The entries are
+// copies the caller owns.
+func (c *Catalog) Listed() []Info {
+	out := make([]Info, len(c.Models))
+	for k := range c.Models {
+		out[k] = c.Models[k].clone()
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Priority < out[b].Priority })
+	return out
+}
+
+func (i Info) clone() Info {
+	i.SupportedReasoningLevels = append([]ReasoningLevel(nil), i.SupportedReasoningLevels...)
+	i.AdditionalSpeedTiers = append([]string(nil), i.AdditionalSpeedTiers...)
+	i.ServiceTiers = append([]ServiceTier(nil), i.ServiceTiers...)
+	i.InputModalities = append([]string(nil), i.InputModalities...)
+	i.ExperimentalSupportedTools = append([]string(nil), i.ExperimentalSupportedTools...)
+	if i.Upgrade != nil {
+		u := *i.Upgrade
+		i.Upgrade = &u
+	}
+	return i
+}
+
 // Lookup returns the metadata of model as Codex finds it: the entry whose
 // slug is the longest prefix of model, else (for "namespace/name", the
 // namespace of letters, digits, '_' and '-') the longest prefix of name,
@@ -349,10 +386,8 @@ func (c *Catalog) longestPrefix(model string) (Info, bool) {
 	if best < 0 {
 		return Info{}, false
 	}
-	i := c.Models[best]
 	// The caller owns its copy's slices.
-	i.SupportedReasoningLevels = append([]ReasoningLevel(nil), i.SupportedReasoningLevels...)
-	return i, true
+	return c.Models[best].clone(), true
 }
 
 func validNamespace(ns string) bool {

@@ -127,3 +127,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// model/list's order is Codex 0.169's: by priority, gpt-6.1-sol first
+// (priority 1), codex-auto-review last (43); the upgrade target is kept.
+func TestListedOrder(t *testing.T) {
+	var got []string
+	for _, m := range Builtin().Listed() {
+		got = append(got, m.Slug)
+	}
+	want := []string{"gpt-6.1-sol", "gpt-6-astra", "gpt-6-sol", "gpt-6-luna", "gpt-5.6-sol", "gpt-6.1-terra",
+		"gpt-5.6-terra", "gpt-5.6-luna", "gpt-daybreak-blue-latest", "gpt-daybreak-red-latest", "gpt-5.5", "codex-auto-review"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("order %v\nwant %v", got, want)
+	}
+	l := Builtin().Listed()
+	if g := l[10]; g.Upgrade == nil || g.Upgrade.Model != "gpt-6-sol" || !g.Visible() {
+		t.Fatalf("gpt-5.5: %+v", g)
+	}
+	if l[11].Visible() || l[0].Upgrade != nil {
+		t.Fatalf("codex-auto-review is hidden and gpt-6.1-sol has no upgrade")
+	}
+	// Copies: changing one leaves the catalog alone.
+	l[0].SupportedReasoningLevels[0].Effort = "changed"
+	if Builtin().Listed()[0].SupportedReasoningLevels[0].Effort == "changed" {
+		t.Fatal("Listed shares the catalog's slices")
+	}
+}
