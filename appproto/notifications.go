@@ -185,7 +185,16 @@ var (
 	CommandExecOutputDelta     = jsonrpc.Notification[CommandExecOutputDeltaNotification]("command/exec/outputDelta")
 	RemoteControlStatusChanged = jsonrpc.Notification[RemoteControlStatusChangedNotification]("remoteControl/status/changed")
 	ThreadReadStateChanged     = jsonrpc.Notification[ThreadReadStateChangedNotification]("thread/readState/changed")
+	ConfigWarning              = jsonrpc.Notification[ConfigWarningNotification]("configWarning")
 )
+
+// ConfigWarningNotification names a problem of the configuration (a key
+// codexd does not act on), sent after initialize.
+type ConfigWarningNotification struct {
+	Summary string  `json:"summary"`
+	Details *string `json:"details"`
+	Path    *string `json:"path,omitzero"`
+}
 
 // RemoteControlStatusChangedNotification reports the remote-control
 // connection's status and the server's remote identity. codexd has no

@@ -45,3 +45,15 @@ func TestAccountReadReportsTheStoredSignIn(t *testing.T) {
 		t.Fatalf("chatgpt: %s, want %s", got, want)
 	}
 }
+
+func TestConfigWarningsFollowInitialize(t *testing.T) {
+	d := "Codex would run a program at each turn's end; codexd 0.2 does not implement it."
+	e := newEnv(t, agenttest.Options{}, Config{ConfigWarnings: []appproto.ConfigWarningNotification{{Summary: "codexd ignores config key `notify`", Details: &d}}})
+	ic := e.inproc("c")
+	ic.initialize()
+	m := ic.note("configWarning")
+	var n appproto.ConfigWarningNotification
+	if err := json.Unmarshal(m.Params, &n); err != nil || n.Summary != "codexd ignores config key `notify`" || n.Details == nil || *n.Details != d {
+		t.Fatalf("configWarning %s %v", m.Params, err)
+	}
+}

@@ -44,6 +44,9 @@ func (s *Server) initialize(ctx context.Context, c *call, p appproto.InitializeP
 	c.respond(resp, nil)
 	c.sess.send(newNote(appproto.RemoteControlStatusChanged.Name(), appproto.RemoteControlStatusChangedNotification{
 		Status: "disabled", ServerName: hostname(), InstallationID: s.installationID}))
+	for _, w := range s.cfg.ConfigWarnings {
+		c.sess.send(newNote(appproto.ConfigWarning.Name(), w))
+	}
 	return resp, errDeferred
 }
 

@@ -74,7 +74,9 @@ type Config struct {
 	// none. RequiresOpenAIAuth is the selected provider's flag.
 	Auth               *auth.Manager
 	RequiresOpenAIAuth bool
-	Logger             *slog.Logger
+	// ConfigWarnings go to each client after initialize (configWarning).
+	ConfigWarnings []appproto.ConfigWarningNotification
+	Logger         *slog.Logger
 }
 
 // Requirements constrain what turn/start and thread/start may override,

@@ -223,6 +223,7 @@ func Parse(data []byte, file string, opts LoadOptions) (*Config, error) {
 	if cfg.MCPServers, cfg.Warnings, err = parseMCPServers(raw, name); err != nil {
 		return nil, err
 	}
+	cfg.Warnings = append(cfg.Warnings, unimplementedWarnings(raw, cfg.Profile)...)
 	openAIBaseURL := ""
 	if fc.OpenAIBaseURL != nil {
 		openAIBaseURL = *fc.OpenAIBaseURL

@@ -87,6 +87,12 @@ type Config struct {
 	// ProjectDocMaxBytes caps the AGENTS.md text (default 32 KiB; negative
 	// disables project docs).
 	ProjectDocMaxBytes int
+	// ProjectDocFallbackFilenames are read where a directory has no
+	// AGENTS.md (project_doc_fallback_filenames).
+	ProjectDocFallbackFilenames []string
+	// ProjectRootMarkers make a directory the project's root for the
+	// AGENTS.md walk (project_root_markers); nil means .git.
+	ProjectRootMarkers []string
 	// Originator is sent to the model provider when a thread gives none.
 	Originator string
 	// CliVersion is recorded in thread metadata.

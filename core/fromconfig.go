@@ -153,6 +153,7 @@ func ConfigFrom(s Setup) (Config, error) {
 		Settings: SettingsFromConfig(c, cwd), CodexHome: c.CodexHome, Providers: providers,
 		ExecDialer: s.ExecDialer, Sandbox: sb, Store: s.Store, ApplyPatchTool: true,
 		BaseInstructions: base, DeveloperInstructions: dev, ProjectDocMaxBytes: docs,
+		ProjectDocFallbackFilenames: c.ProjectDocFallbackFilenames, ProjectRootMarkers: rootMarkers(c),
 		Originator: s.Originator, CliVersion: s.CliVersion, ConfigFile: c.File, Logger: s.Logger,
 		Compaction: comp, ReviewModel: reviewModel,
 		ShellEnvironment: c.ShellEnvironment, SecretEnvVars: c.SecretEnvVars(),
@@ -230,4 +231,21 @@ func rawSetting(c *config.Config, key string) (any, bool) {
 	}
 	v, ok := c.Raw[key]
 	return v, ok
+}
+
+// rootMarkers is project_root_markers: nil when unset (Codex's .git), the
+// list (possibly empty: no root, cwd alone) when set.
+func rootMarkers(c *config.Config) []string {
+	v, ok := rawSetting(c, "project_root_markers")
+	if !ok {
+		return nil
+	}
+	list, _ := v.([]any)
+	out := []string{}
+	for _, m := range list {
+		if s, ok := m.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

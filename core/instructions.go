@@ -107,7 +107,7 @@ const projectDocSeparator = "\n\n--- project-doc ---\n\n"
 // The project's files are read where commands run (through the
 // exec-server's filesystem), so a remote exec-server's repository is the one
 // described; $CODEX_HOME is this machine's.
-func agentsInstructions(ctx context.Context, fsys applypatch.FS, codexHome, cwd string, maxBytes int) string {
+func agentsInstructions(ctx context.Context, fsys applypatch.FS, codexHome, cwd string, maxBytes int, names docNames) string {
 	var out strings.Builder
 	if codexHome != "" {
 		for _, name := range []string{"AGENTS.override.md", "AGENTS.md"} {
@@ -122,7 +122,7 @@ func agentsInstructions(ctx context.Context, fsys applypatch.FS, codexHome, cwd 
 	}
 	var docs string
 	if maxBytes > 0 {
-		docs = projectDocs(ctx, fsys, cwd, maxBytes)
+		docs = projectDocs(ctx, fsys, cwd, maxBytes, names)
 	}
 	if docs != "" {
 		if out.Len() > 0 {
@@ -133,15 +133,35 @@ func agentsInstructions(ctx context.Context, fsys applypatch.FS, codexHome, cwd 
 	return out.String()
 }
 
-func projectDocs(ctx context.Context, fsys applypatch.FS, cwd string, maxBytes int) string {
+// docNames are project_doc_fallback_filenames (read, in order, where a
+// directory has neither AGENTS.override.md nor AGENTS.md) and
+// project_root_markers (what makes a directory the project's root; nil
+// means .git, empty means none: cwd alone), as Codex reads them.
+type docNames struct {
+	Fallbacks   []string
+	RootMarkers []string
+}
+
+func projectDocs(ctx context.Context, fsys applypatch.FS, cwd string, maxBytes int, names docNames) string {
 	if cwd == "" || !filepath.IsAbs(cwd) {
 		return ""
 	}
 	dir := filepath.Clean(cwd)
 	chain := []string{dir}
 	root := ""
-	for cur := dir; ; {
-		if _, err := fsys.Stat(ctx, filepath.Join(cur, ".git")); err == nil {
+	markers := names.RootMarkers
+	if markers == nil {
+		markers = []string{".git"}
+	}
+	for cur := dir; len(markers) > 0; {
+		found := false
+		for _, m := range markers {
+			if _, err := fsys.Stat(ctx, filepath.Join(cur, m)); err == nil {
+				found = true
+				break
+			}
+		}
+		if found {
 			root = cur
 			break
 		}
@@ -169,7 +189,10 @@ func projectDocs(ctx context.Context, fsys applypatch.FS, cwd string, maxBytes i
 		if remaining <= 0 {
 			break
 		}
-		for _, name := range []string{"AGENTS.override.md", "AGENTS.md"} {
+		for _, name := range append([]string{"AGENTS.override.md", "AGENTS.md"}, names.Fallbacks...) {
+			if name == "" || strings.ContainsRune(name, filepath.Separator) {
+				continue
+			}
 			b, err := fsys.ReadFile(ctx, filepath.Join(d, name))
 			if errors.Is(err, fs.ErrNotExist) {
 				continue

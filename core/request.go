@@ -100,7 +100,8 @@ func (tr *turn) contextBlocks() contextBlocks {
 	} else {
 		t.log.Warn("reading AGENTS.md: no exec-server", "err", err)
 	}
-	if docs := agentsInstructions(tr.ctx, fsys, cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes); docs != "" {
+	if docs := agentsInstructions(tr.ctx, fsys, cfg.CodexHome, s.Cwd, cfg.ProjectDocMaxBytes,
+		docNames{Fallbacks: cfg.ProjectDocFallbackFilenames, RootMarkers: cfg.ProjectRootMarkers}); docs != "" {
 		cur.agentsDocs = docs
 	}
 	return cur

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/auth"
 	"io"
 	"log/slog"
@@ -79,6 +80,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	var installationID string
 	var signIn *auth.Manager
 	requiresOpenAIAuth := false
+	var warnings []appproto.ConfigWarningNotification
 	var commandEnv func() map[string]string
 	if *benchCore > 0 {
 		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
@@ -92,6 +94,13 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		defer rt.Close()
 		core = rt.Core
 		signIn, requiresOpenAIAuth = rt.Auth, rt.Config.Provider.RequiresOpenAIAuth
+		for _, w := range rt.Config.Warnings {
+			n := appproto.ConfigWarningNotification{Summary: w.Summary, Details: &w.Details}
+			if rt.Config.File != "" {
+				n.Path = &rt.Config.File
+			}
+			warnings = append(warnings, n)
+		}
 		// command/exec gets the environment the agent's commands get.
 		policy, secrets := rt.Config.ShellEnvironment, rt.Config.SecretEnvVars()
 		commandEnv = func() map[string]string { return execenv.Build(os.Environ(), policy, secrets) }
@@ -101,7 +110,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		}
 	}
 	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots},
-		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, Logger: log})
+		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, ConfigWarnings: warnings, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd app-server:", err)
 		return 2
