@@ -201,6 +201,7 @@ func (s *Server) registerAll() {
 	register(s, appproto.FsCopy, s.fsCopy)
 	registerCompactReview(s)
 	registerShell(s)
+	registerTerminals(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

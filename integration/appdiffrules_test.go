@@ -358,6 +358,10 @@ var appRules = []appRule{
 	// kept in memory, bounds on what a model stream may carry.
 	{id: "read-state-memory"},
 	{id: "stream-bounds"},
+	// A background terminal ended by /stop keeps its item open in codexd
+	// (the corpus leaves the live terminal alone: when Codex's completion
+	// arrives is not something a session can wait for).
+	{id: "terminal-item-end"},
 
 	// codexd refuses a cwd with a NUL byte; Codex stores it, and what
 	// follows differs.
