@@ -110,8 +110,26 @@ type SkillsListResponse struct {
 // SkillsListEntry lists the skills found for one cwd.
 type SkillsListEntry struct {
 	Cwd    string           `json:"cwd"`
-	Skills []jsontext.Value `json:"skills"`
-	Errors []jsontext.Value `json:"errors"`
+	Skills []SkillMetadata  `json:"skills"`
+	Errors []SkillErrorInfo `json:"errors"`
+}
+
+// SkillMetadata describes one skill. As Codex 0.169 sends it,
+// shortDescription is absent (not null) when the SKILL.md has none.
+type SkillMetadata struct {
+	Name             string  `json:"name"`
+	Description      string  `json:"description"`
+	ShortDescription string  `json:"shortDescription,omitzero"`
+	Path             string  `json:"path"`
+	Scope            string  `json:"scope"`
+	Enabled          bool    `json:"enabled"`
+	PluginID         *string `json:"pluginId"`
+}
+
+// SkillErrorInfo is a SKILL.md that could not be loaded.
+type SkillErrorInfo struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
 }
 
 // PermissionProfileListParams are the params of permissionProfile/list.

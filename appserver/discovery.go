@@ -2,6 +2,9 @@ package appserver
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"github.com/codexd/codexd/auth"
 
 	"github.com/codexd/codexd/agent"
@@ -136,14 +139,35 @@ func (s *Server) configRequirementsRead(ctx context.Context, c *call, p appproto
 }
 
 func (s *Server) skillsList(ctx context.Context, c *call, p appproto.SkillsListParams) (appproto.SkillsListResponse, error) {
-	// codexd loads no skills; each cwd asked about gets an empty list.
 	cwds := p.Cwds
 	if len(cwds) == 0 {
 		cwds = []string{s.core.Config().Cwd}
 	}
 	out := appproto.SkillsListResponse{Data: []appproto.SkillsListEntry{}}
 	for _, cwd := range cwds {
-		out.Data = append(out.Data, appproto.SkillsListEntry{Cwd: cwd, Skills: []jsontextValue{}, Errors: []jsontextValue{}})
+		if strings.ContainsRune(cwd, 0) {
+			return out, invalidParams(fmt.Sprintf("cwds: %q holds a NUL byte", cwd))
+		}
+		// As Codex: a relative cwd is taken from the server's own.
+		dir, err := filepath.Abs(cwd)
+		if err != nil {
+			return out, invalidParams(fmt.Sprintf("cwds: %q: %v", cwd, err))
+		}
+		e := appproto.SkillsListEntry{Cwd: cwd, Skills: []appproto.SkillMetadata{}, Errors: []appproto.SkillErrorInfo{}}
+		if s.cfg.Skills != nil {
+			// Discovery is a bounded scan of a few directories, so every
+			// call reads the disk afresh and forceReload has nothing to
+			// bypass.
+			list, errs := s.cfg.Skills(dir)
+			for _, sk := range list {
+				e.Skills = append(e.Skills, appproto.SkillMetadata{Name: sk.Name, Description: sk.Description,
+					ShortDescription: sk.ShortDescription, Path: sk.Path, Scope: string(sk.Scope), Enabled: true})
+			}
+			for _, le := range errs {
+				e.Errors = append(e.Errors, appproto.SkillErrorInfo{Path: le.Path, Message: le.Message})
+			}
+		}
+		out.Data = append(out.Data, e)
 	}
 	return out, nil
 }

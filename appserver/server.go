@@ -16,6 +16,7 @@ import (
 	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
 	"github.com/codexd/codexd/sandbox"
+	"github.com/codexd/codexd/skills"
 )
 
 // Defaults of Config.
@@ -66,6 +67,9 @@ type Config struct {
 	// subscriber and no running turn (0 means DefaultIdleUnload, negative
 	// never unloads).
 	IdleUnload time.Duration
+	// Skills discovers the skills of a cwd for skills/list (package
+	// skills); nil lists none.
+	Skills func(cwd string) ([]skills.Skill, []skills.LoadError)
 	// InstallationID is the installation's id, reported in
 	// remoteControl/status/changed (Codex keeps it in
 	// $CODEX_HOME/installation_id); empty means a fresh one per server.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/skills"
 )
 
 // The context blocks a thread's history carries, in the tags and order
@@ -33,6 +34,8 @@ const (
 
 // contextBlocks are a turn's context, rendered.
 type contextBlocks struct {
+	skills      string // the skills list; "" when there are none
+	collab      string // the collaboration mode's instructions
 	permissions string
 	developer   string // developer_instructions, if any
 	agentsDir   string
@@ -43,6 +46,7 @@ type contextBlocks struct {
 // lastContext is what a history last told the model.
 type lastContext struct {
 	seen        bool // any environment context at all
+	collab      string
 	permissions string
 	agentsDir   string
 	agentsDocs  string
@@ -60,6 +64,8 @@ func scanContext(hist []prompt.Item) lastContext {
 			switch {
 			case strings.HasPrefix(c.Text, permissionsOpen):
 				lc.permissions = c.Text
+			case strings.HasPrefix(c.Text, collabOpen):
+				lc.collab = c.Text
 			case strings.HasPrefix(c.Text, envOpen):
 				lc.env, lc.seen = c.Text, true
 			case strings.HasPrefix(c.Text, agentsHeading):
@@ -76,9 +82,17 @@ func contextItems(hist []prompt.Item, cur contextBlocks) []prompt.Item {
 	last := scanContext(hist)
 	if !last.seen {
 		dev := prompt.Item{Type: prompt.TypeMessage, Role: "developer", ID: newMessageID()}
+		if cur.skills != "" {
+			dev.Content = append(dev.Content, prompt.Content{Type: "input_text", Text: cur.skills})
+		}
 		dev.Content = append(dev.Content, prompt.Content{Type: "input_text", Text: cur.permissions})
 		if cur.developer != "" {
 			dev.Content = append(dev.Content, prompt.Content{Type: "input_text", Text: cur.developer})
+		}
+		// Default mode is what a thread starts in: only another mode is
+		// told at the start, as in Codex.
+		if cur.collab != "" && cur.collab != collabDefault {
+			dev.Content = append(dev.Content, prompt.Content{Type: "input_text", Text: cur.collab})
 		}
 		user := prompt.Item{Type: prompt.TypeMessage, Role: "user", ID: newMessageID()}
 		if cur.agentsDocs != "" {
@@ -97,6 +111,13 @@ func contextItems(hist []prompt.Item, cur contextBlocks) []prompt.Item {
 	if cur.env != last.env {
 		out = append(out, textMessage("user", cur.env))
 	}
+	lastCollab := last.collab
+	if lastCollab == "" {
+		lastCollab = collabDefault
+	}
+	if cur.collab != "" && cur.collab != lastCollab {
+		out = append(out, textMessage("developer", cur.collab))
+	}
 	return out
 }
 
@@ -106,7 +127,8 @@ func isContextMessage(it prompt.Item) bool {
 		return false
 	}
 	t := it.Content[0].Text
-	return strings.HasPrefix(t, permissionsOpen) || strings.HasPrefix(t, envOpen) || strings.HasPrefix(t, agentsHeading)
+	return strings.HasPrefix(t, permissionsOpen) || strings.HasPrefix(t, envOpen) || strings.HasPrefix(t, agentsHeading) ||
+		strings.HasPrefix(t, skills.InstructionsOpen) || strings.HasPrefix(t, collabOpen)
 }
 
 func newMessageID() string { return "msg_" + newUUIDv7() }

@@ -78,6 +78,14 @@ type Config struct {
 	ApplyPatchTool bool
 	// RequestUserInputTool offers request_user_input.
 	RequestUserInputTool bool
+	// NoSkills turns skill discovery off: no skills list reaches the
+	// model and `$name` brings nothing in.
+	NoSkills bool
+	// ProjectRootMarkers are project_root_markers (nil: [".git"]), and
+	// SkillsAdminDir the system-wide skills directory ("" :
+	// /etc/codex/skills); see package skills.
+	ProjectRootMarkers []string
+	SkillsAdminDir     string
 	// BaseInstructions, when set, replace the built-in instructions, and
 	// DeveloperInstructions are appended to them (config.toml's
 	// instructions / model_instructions_file and developer_instructions);

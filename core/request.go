@@ -17,6 +17,7 @@ import (
 	"github.com/codexd/codexd/core/tools"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/modelinfo"
+	"github.com/codexd/codexd/skills"
 )
 
 // modelInfo is the metadata of model: the configured catalog's entry (or
@@ -84,6 +85,8 @@ func (tr *turn) contextBlocks() contextBlocks {
 	base := t.base
 	t.mu.Unlock()
 	cur := contextBlocks{
+		skills:      skills.Instructions(tr.turnSkills()),
+		collab:      collabText(s.CollaborationMode),
 		permissions: permissionsText(s, info.CodeMode()),
 		developer:   cfg.DeveloperInstructions,
 		agentsDir:   s.Cwd,

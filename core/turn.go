@@ -9,6 +9,7 @@ import (
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/skills"
 )
 
 // turn is one turn of a thread. Fields below mu are guarded by the
@@ -37,6 +38,9 @@ type turn struct {
 
 	// Actor-owned.
 	contextDone bool // the turn's context blocks are recorded
+	// skills are the skills found for the turn's cwd (turnSkills).
+	skillsOnce sync.Once
+	skills     []skills.Skill
 	// prefix is what the last request held besides the conversation: the
 	// base instructions first, a code-mode model's tools item, and the
 	// history's context messages (compaction and review reuse it).
@@ -178,6 +182,7 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 		}
 		for _, in := range inputs {
 			tr.t.appendHistory(tr.id, userMessageItem(in.input))
+			tr.t.appendHistory(tr.id, tr.skillItems(in.input)...)
 		}
 		tr.t.appendHistory(tr.id, tr.takePending()...)
 		if tr.ctx.Err() != nil {
@@ -266,7 +271,10 @@ func userMessageItem(in []agent.Input) prompt.Item {
 			it.Content = append(it.Content, prompt.Content{Type: "input_image", ImageURL: p.URL})
 		case "localImage":
 			it.Content = append(it.Content, prompt.Content{Type: "input_text", Text: fmt.Sprintf("[image: %s]", p.Path)})
-		case "skill", "mention":
+		case "skill":
+			// The skill's instructions follow in a message of their own
+			// (skillItems), as in Codex.
+		case "mention":
 			it.Content = append(it.Content, prompt.Content{Type: "input_text", Text: fmt.Sprintf("[%s %s: %s]", p.Type, p.Name, p.Path)})
 		default:
 			it.Content = append(it.Content, prompt.Content{Type: "input_text", Text: p.Text})

@@ -80,8 +80,8 @@ var appRules = []appRule{
 	})},
 	// model/list lists Codex's catalogue, without its prose (model and
 	// service-tier descriptions, migration copy, availability notices,
-	// the descriptions of efforts codexd words itself); codexd loads no
-	// skills; config/read reports the settings codexd reads.
+	// the descriptions of efforts codexd words itself); codexd ships no
+	// system skills (Codex installs its own into $CODEX_HOME/skills/.system); config/read reports the settings codexd reads.
 	{id: "model-list-copy", fix: eachAnswerPair(func(it *appItem, a, b map[string]any) {
 		if it.method != "model/list" {
 			return
@@ -100,15 +100,21 @@ var appRules = []appRule{
 			})
 		}
 	})},
-	{id: "no-skills", fix: func(_ *appSession, it *appItem) {
+	{id: "no-system-skills", fix: func(_ *appSession, it *appItem) {
 		if it.method == "skills/list" {
-			for _, v := range []any{it.codex, it.codexd} {
-				walkMaps(v, func(m map[string]any) {
-					if _, ok := m["skills"]; ok {
-						m["skills"] = "<skills>"
+			walkMaps(it.codex, func(m map[string]any) {
+				list, ok := m["skills"].([]any)
+				if !ok {
+					return
+				}
+				kept := []any{}
+				for _, sk := range list {
+					if sm, ok := sk.(map[string]any); !ok || sm["scope"] != "system" {
+						kept = append(kept, sk)
 					}
-				})
-			}
+				}
+				m["skills"] = kept
+			})
 		}
 	}},
 	{id: "config-read", fix: func(s *appSession, it *appItem) {

@@ -23,6 +23,7 @@ import (
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/jsonrpc"
 	"github.com/codexd/codexd/rpcserve"
+	"github.com/codexd/codexd/skills"
 )
 
 const appServerUsage = `usage: codexd app-server [flags]
@@ -82,6 +83,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	requiresOpenAIAuth := false
 	var warnings []appproto.ConfigWarningNotification
 	var commandEnv func() map[string]string
+	var listSkills func(string) ([]skills.Skill, []skills.LoadError)
 	if *benchCore > 0 {
 		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
 		defer core.Close()
@@ -104,13 +106,18 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		// command/exec gets the environment the agent's commands get.
 		policy, secrets := rt.Config.ShellEnvironment, rt.Config.SecretEnvVars()
 		commandEnv = func() map[string]string { return execenv.Build(os.Environ(), policy, secrets) }
+		codexHome := rt.Config.CodexHome
+		listSkills = func(cwd string) ([]skills.Skill, []skills.LoadError) {
+			home, _ := os.UserHomeDir()
+			return skills.Discover(skills.Roots(skills.Locations{CodexHome: codexHome, Home: home, Cwd: cwd}))
+		}
 		// As Codex: the id kept in $CODEX_HOME, or (unwritable) one per run.
 		if installationID, err = config.InstallationID(rt.Config.CodexHome); err != nil {
 			log.Warn("codexd app-server: no installation id", "err", err)
 		}
 	}
 	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots},
-		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, ConfigWarnings: warnings, Logger: log})
+		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, ConfigWarnings: warnings, Skills: listSkills, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd app-server:", err)
 		return 2
