@@ -3,9 +3,9 @@ package appserver
 import (
 	"context"
 	"fmt"
+	"github.com/codexd/codexd/auth"
 	"path/filepath"
 	"strings"
-	"github.com/codexd/codexd/auth"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/appproto"

@@ -81,11 +81,10 @@ type Config struct {
 	// NoSkills turns skill discovery off: no skills list reaches the
 	// model and `$name` brings nothing in.
 	NoSkills bool
-	// ProjectRootMarkers are project_root_markers (nil: [".git"]), and
-	// SkillsAdminDir the system-wide skills directory ("" :
-	// /etc/codex/skills); see package skills.
-	ProjectRootMarkers []string
-	SkillsAdminDir     string
+	// SkillsAdminDir is the system-wide skills directory (""
+	// means /etc/codex/skills); skills are searched from the project
+	// root that ProjectRootMarkers find. See package skills.
+	SkillsAdminDir string
 	// BaseInstructions, when set, replace the built-in instructions, and
 	// DeveloperInstructions are appended to them (config.toml's
 	// instructions / model_instructions_file and developer_instructions);
