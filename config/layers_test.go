@@ -94,3 +94,18 @@ func TestUnimplementedKeysWarnOnce(t *testing.T) {
 		t.Fatalf("warnings %q", got)
 	}
 }
+
+// An [otel] table that exports nowhere asks for nothing codexd would do,
+// so it is no cause for a warning (the differential test's config has
+// one, and Codex says nothing of it); one that exports somewhere is.
+func TestInertOtelDoesNotWarn(t *testing.T) {
+	home := t.TempDir()
+	write(t, filepath.Join(home, FileName), "[otel]\nexporter = \"none\"\n")
+	if c := load(t, LoadOptions{CodexHome: home}); len(c.Warnings) != 0 {
+		t.Fatalf("warnings %+v", c.Warnings)
+	}
+	write(t, filepath.Join(home, FileName), "[otel]\nexporter = { otlp-http = { endpoint = \"http://x\" } }\n")
+	if c := load(t, LoadOptions{CodexHome: home}); len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Summary, "`otel`") {
+		t.Fatalf("warnings %+v", c.Warnings)
+	}
+}

@@ -37,8 +37,8 @@ var unimplemented = map[string]string{
 // profile in use) that Codex would act on and codexd does not, once.
 func unimplementedWarnings(raw map[string]any, profile string) []Warning {
 	seen := map[string]bool{}
-	for k := range raw {
-		if _, ok := unimplemented[k]; ok {
+	for k, v := range raw {
+		if _, ok := unimplemented[k]; ok && !inert(k, v) {
 			seen[k] = true
 		}
 	}
@@ -59,4 +59,29 @@ func unimplementedWarnings(raw map[string]any, profile string) []Warning {
 		})
 	}
 	return out
+}
+
+// inert reports whether a key's value asks for nothing codexd would
+// need to do: an [otel] table that exports nowhere is what codexd does
+// anyway.
+func inert(key string, v any) bool {
+	if key != "otel" {
+		return false
+	}
+	t, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, x := range t {
+		switch k {
+		case "exporter", "trace_exporter", "metrics_exporter":
+			if x != "none" {
+				return false
+			}
+		case "environment", "log_user_prompt":
+		default:
+			return false
+		}
+	}
+	return true
 }
