@@ -8,9 +8,11 @@ import (
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/skills"
 )
 
-// blockShape lists an input's messages as role:[tag of each part].
+// blockShape lists an input's messages as role:[tag of each part]; the
+// tags name the context blocks, and an injected skill by its name.
 func blockShape(req *prompt.Request) []string {
 	var out []string
 	for _, it := range req.Input {
@@ -28,6 +30,15 @@ func blockShape(req *prompt.Request) []string {
 				tag = "env"
 			case strings.HasPrefix(tag, "# AGENTS.md"):
 				tag = "agents"
+			case strings.HasPrefix(tag, skills.InstructionsOpen):
+				tag = "skills"
+			case tag == collabPlan:
+				tag = "plan"
+			case tag == collabDefault:
+				tag = "default"
+			case strings.HasPrefix(tag, skills.SkillOpen+"\n<name>"):
+				name, _, _ := strings.Cut(strings.TrimPrefix(tag, skills.SkillOpen+"\n<name>"), "<")
+				tag = "skill:" + name
 			case it.Role == "developer" && strings.Contains(tag, "codexd"):
 				tag = "base"
 			}

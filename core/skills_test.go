@@ -8,46 +8,9 @@ import (
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/prompt"
-	"github.com/codexd/codexd/skills"
 )
 
-// contextShape is blockShape with the skills and collaboration-mode
-// blocks, and each injected skill, named too.
-func contextShape(req *prompt.Request) string {
-	var out []string
-	for _, it := range req.Input {
-		if it.Type != prompt.TypeMessage {
-			out = append(out, it.Type)
-			continue
-		}
-		var tags []string
-		for _, c := range it.Content {
-			tag := c.Text
-			switch {
-			case strings.HasPrefix(tag, "<permissions instructions>"):
-				tag = "permissions"
-			case strings.HasPrefix(tag, "<environment_context>"):
-				tag = "env"
-			case strings.HasPrefix(tag, "# AGENTS.md"):
-				tag = "agents"
-			case strings.HasPrefix(tag, skills.InstructionsOpen):
-				tag = "skills"
-			case tag == collabPlan:
-				tag = "plan"
-			case tag == collabDefault:
-				tag = "default"
-			case strings.HasPrefix(tag, skills.SkillOpen+"\n<name>"):
-				name, _, _ := strings.Cut(strings.TrimPrefix(tag, skills.SkillOpen+"\n<name>"), "<")
-				tag = "skill:" + name
-			case it.Role == "developer" && strings.Contains(tag, "codexd"):
-				tag = "base"
-			}
-			tags = append(tags, tag)
-		}
-		out = append(out, it.Role+":"+strings.Join(tags, "+"))
-	}
-	return strings.Join(out, " | ")
-}
+func contextShape(req *prompt.Request) string { return strings.Join(blockShape(req), " | ") }
 
 func mkWrite(t *testing.T, path, text string) {
 	t.Helper()
