@@ -80,5 +80,8 @@ type MCPConnector interface {
 	// HasServers reports whether any server is configured (the resource
 	// tools are offered then).
 	HasServers() bool
+	// AwaitRequired waits for the required servers, each for its startup
+	// timeout; the error names those that did not start.
+	AwaitRequired(ctx context.Context) error
 	Close()
 }

@@ -135,6 +135,10 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 		t.toSubscribersLocked(out, appproto.CommandOutputDelta.Name(), appproto.DeltaNotification{
 			ThreadID: t.id, TurnID: a.id, ItemID: m.ItemID, Delta: delta})
 
+	case agent.MCPToolCallProgress:
+		t.toSubscribersLocked(out, "item/mcpToolCall/progress", appproto.McpToolCallProgressNotification{
+			ThreadID: t.id, TurnID: ev.TurnID, ItemID: m.ItemID, Message: m.Message})
+
 	case agent.PlanUpdated:
 		steps := make([]appproto.TurnPlanStep, len(m.Steps))
 		for i, s := range m.Steps {

@@ -1,6 +1,7 @@
 package appserver
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -298,6 +299,8 @@ func wireItem(it agent.Item, v *itemView) appproto.ThreadItem {
 		return appproto.ThreadItem{EnteredReviewMode: &appproto.ReviewModeItem{Type: "enteredReviewMode", ID: x.ID, Review: x.Review, ItemTimes: times}}
 	case *agent.ExitedReviewMode:
 		return appproto.ThreadItem{ExitedReviewMode: &appproto.ReviewModeItem{Type: "exitedReviewMode", ID: x.ID, Review: x.Review, ItemTimes: times}}
+	case *agent.MCPToolCall:
+		return appproto.ThreadItem{Other: wireMCPToolCall(x, times)}
 	}
 	return appproto.ThreadItem{}
 }
@@ -426,4 +429,32 @@ func backwardsCursor(first agent.ThreadInfo, key string) string {
 		at = first.UpdatedAt
 	}
 	return at.UTC().Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// wireMCPToolCall is an MCPToolCall in the schema's McpToolCallThreadItem
+// shape.
+func wireMCPToolCall(x *agent.MCPToolCall, times appproto.ItemTimes) []byte {
+	it := appproto.McpToolCallItem{Type: "mcpToolCall", ID: x.ID, Server: x.Server, Tool: x.Tool,
+		Status: orDefault(string(x.Status), "inProgress"), Arguments: x.Arguments, ItemTimes: times}
+	if len(it.Arguments) == 0 {
+		it.Arguments = []byte("null")
+	}
+	if it.Status == string(agent.ItemStatusDeclined) {
+		it.Status = "failed"
+	}
+	if r := x.Result; r != nil {
+		content := r.Content
+		if content == nil {
+			content = []json.RawMessage{}
+		}
+		it.Result = &appproto.McpToolCallResult{Content: content, StructuredContent: r.StructuredContent}
+	}
+	if x.Error != "" {
+		it.Error = &appproto.McpToolCallError{Message: x.Error}
+	}
+	if x.Status == agent.ItemStatusCompleted || x.Status == agent.ItemStatusFailed {
+		it.DurationMs = ptr(x.Duration.Milliseconds())
+	}
+	b, _ := json.Marshal(it)
+	return b
 }

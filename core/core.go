@@ -35,6 +35,9 @@ import (
 
 // Config configures a Core.
 type Config struct {
+	// MCP makes the MCP connector of a new thread (its servers start in
+	// the background); nil means no MCP servers.
+	MCP func(threadID string) agent.MCPConnector
 	// Settings are the defaults of new threads: model, provider, cwd,
 	// approval policy, sandbox...
 	Settings agent.Settings
@@ -298,6 +301,10 @@ func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent
 		return nil, err
 	}
 	c.warnSandbox(t, s)
+	if err := t.awaitRequiredMCP(ctx); err != nil {
+		_, _ = t.Submit(context.Background(), agent.Shutdown{})
+		return nil, err
+	}
 	return &agent.Loaded{Thread: t, Info: t.snapshotInfo()}, nil
 }
 
@@ -329,6 +336,9 @@ func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.It
 		approvedCommands: map[string]bool{}, approvedPatches: map[string]bool{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		origin: originator, noTools: noTools,
+	}
+	if c.cfg.MCP != nil && !noTools {
+		t.mcp = c.cfg.MCP(info.ID)
 	}
 	t.exec = newExecSessions(c.exec, c.cfg.Shell, func() map[string]string { return c.commandEnv(info.ID) })
 	t.q = newEventQueue(func(ev agent.Event) {

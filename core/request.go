@@ -148,7 +148,7 @@ func (tr *turn) buildRequest() *prompt.Request {
 	req := &prompt.Request{
 		Model:             s.Model,
 		Input:             input,
-		Tools:             tools.Specs(opts),
+		Tools:             tr.withMCPTools(tools.Specs(opts), opts),
 		OmitTools:         opts.CodeMode && !opts.NoTools,
 		ToolChoice:        "auto",
 		ParallelToolCalls: info.ParallelToolCalls(),

@@ -26,6 +26,7 @@ type thread struct {
 	log  *slog.Logger
 	rec  recorder
 	exec *execSessions
+	mcp  agent.MCPConnector // nil without MCP servers
 
 	mu       sync.Mutex
 	info     agent.ThreadInfo
@@ -180,6 +181,11 @@ func (t *thread) resolve(key string, answer agent.Op) bool {
 // run is the thread's actor.
 func (t *thread) run() {
 	defer close(t.done)
+	defer func() {
+		if t.mcp != nil {
+			t.mcp.Close() // its servers stop with the thread
+		}
+	}()
 	for range t.wake {
 		for {
 			t.mu.Lock()

@@ -20,7 +20,14 @@ func (tr *turn) runTool(call prompt.Item) prompt.Item {
 	if tr.t.noTools {
 		name = "" // none was offered: nothing runs
 	}
+	if call.Namespace != "" && name != "" {
+		out = tr.mcpToolCall(call.CallID, call.Namespace, call.Name, args)
+		p := tr.t.core.modelInfo(tr.settings.Model).Truncation
+		return toolOutput(call, tools.TruncateForHistory(out, p.Mode, p.Limit))
+	}
 	switch name {
+	case tools.ListMCPResources, tools.ListMCPResourceTemplates, tools.ReadMCPResource:
+		out = tr.mcpResourceTool(name, args)
 	case tools.ExecCommand:
 		out = tr.execCommand(call.CallID, args)
 	case tools.WriteStdin:

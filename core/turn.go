@@ -20,9 +20,11 @@ type turn struct {
 	kind         string
 	settings     agent.Settings
 	outputSchema []byte
-	ctx          context.Context
-	cancel       context.CancelFunc
-	started      time.Time
+	// mcpTools are the MCP tools the last request offered, for its calls.
+	mcpTools []agent.MCPTool
+	ctx      context.Context
+	cancel   context.CancelFunc
+	started  time.Time
 
 	// Guarded by t.mu.
 	inputs       []queuedInput

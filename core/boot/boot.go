@@ -17,11 +17,13 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/config"
 	"github.com/codexd/codexd/core"
 	"github.com/codexd/codexd/core/execdial"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/mcp"
 	"github.com/codexd/codexd/mockmodel"
 	"github.com/codexd/codexd/store"
 )
@@ -119,6 +121,14 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 			_ = st.Close()
 		}
 		return nil, err
+	}
+	if servers := cfg.SortedMCPServers(); len(servers) > 0 {
+		// Each thread gets its own servers, started in the background.
+		ccfg.MCP = func(string) agent.MCPConnector {
+			m := mcp.New(servers, mcp.Options{Logger: log.With("component", "mcp"), ClientVersion: opts.CliVersion})
+			m.Start()
+			return m
+		}
 	}
 	if rt.Core, err = core.New(ccfg); err != nil {
 		if st != nil {

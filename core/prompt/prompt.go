@@ -30,7 +30,9 @@ type Item struct {
 	// Reasoning.
 	Summary          []Summary `json:"summary,omitempty"`
 	EncryptedContent *string   `json:"encrypted_content,omitempty"`
-	// Function call (and custom tool call).
+	// Function call (and custom tool call). Namespace is the namespace
+	// tool the function belongs to (an MCP server's "mcp__NAME").
+	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
 	Input     string `json:"input,omitempty"`
