@@ -114,6 +114,13 @@ func IsClientMethod(method string) bool {
 // capability.
 func IsExperimentalMethod(method string) bool { return experimentalMethods[method] }
 
+// IsExperimentalNotification reports whether Codex sends notifications
+// of method only to clients with the experimentalApi capability (as
+// observed of Codex 0.169).
+func IsExperimentalNotification(method string) bool { return experimentalNotifications[method] }
+
+var experimentalNotifications = map[string]bool{"thread/readState/changed": true}
+
 var clientMethodSet = func() map[string]struct{} {
 	m := make(map[string]struct{}, len(ClientMethods))
 	for _, name := range ClientMethods {

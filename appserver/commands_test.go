@@ -187,6 +187,29 @@ func TestFS(t *testing.T) {
 		{appproto.MethodFsRemove, map[string]any{"path": p("zzz"), "force": false}, -32603, "No such file or directory (os error 2)"},
 		{appproto.MethodFsCopy, map[string]any{"sourcePath": p("d1"), "destinationPath": p("d3")}, -32600, "fs/copy requires recursive: true when sourcePath is a directory"},
 	}
+	// A NUL in a path is refused as Codex refuses it, by every method.
+	nul := p("a\x00b")
+	for _, m := range []string{appproto.MethodFsReadFile, appproto.MethodFsGetMetadata, appproto.MethodFsReadDirectory,
+		appproto.MethodFsCreateDirectory, appproto.MethodFsRemove} {
+		errs = append(errs, struct {
+			method string
+			params map[string]any
+			code   int64
+			msg    string
+		}{m, map[string]any{"path": nul}, -32600, "file name contained an unexpected NUL byte"})
+	}
+	errs = append(errs, struct {
+		method string
+		params map[string]any
+		code   int64
+		msg    string
+	}{appproto.MethodFsWriteFile, map[string]any{"path": nul, "dataBase64": ""}, -32600, "file name contained an unexpected NUL byte"},
+		struct {
+			method string
+			params map[string]any
+			code   int64
+			msg    string
+		}{appproto.MethodFsCopy, map[string]any{"sourcePath": nul, "destinationPath": p("c")}, -32600, "file name contained an unexpected NUL byte"})
 	for _, x := range errs {
 		if err := c.callErr(x.method, x.params); err.Code != x.code || err.Message != x.msg {
 			t.Errorf("%s %v: %+v", x.method, x.params, err)

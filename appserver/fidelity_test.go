@@ -435,6 +435,23 @@ func TestReadStateAsCodex(t *testing.T) {
 	}
 }
 
+func TestReadStateChangedNeedsExperimental(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	r := newRealEnv(t, home, cwd)
+	c := r.dial("stable")
+	c.initialize(nil)
+	id := c.startThread(nil)
+	c.startTurn(id, "hello")
+	c.note("turn/completed")
+	if c.has(func(m *wmsg) bool { return m.Method == "thread/readState/changed" }) {
+		t.Fatal("a client without experimentalApi was sent thread/readState/changed")
+	}
+	res := c.call(appproto.MethodThreadRead, map[string]any{"threadId": id})
+	if !strings.Contains(string(res.Result), `"firstUnread":{`) {
+		t.Fatalf("the thread has no read state: %s", res.Result)
+	}
+}
+
 // The items of a stored turn keep their times: after a restart,
 // thread/read and thread/turns/list report the startedAtMs and
 // completedAtMs the items had live (Codex's are kept in its rollout; a

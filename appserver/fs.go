@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 
 	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/execproto"
@@ -19,6 +20,10 @@ import (
 // fsPath checks that path is absolute, as Codex's AbsolutePathBuf does,
 // and returns its URI.
 func fsPath(path string) (string, error) {
+	if strings.IndexByte(path, 0) >= 0 {
+		// Codex refuses it while decoding the path, before any check.
+		return "", invalidRequest("file name contained an unexpected NUL byte")
+	}
 	if !filepath.IsAbs(path) {
 		return "", appproto.InvalidRequest("AbsolutePathBuf deserialized without a base path")
 	}

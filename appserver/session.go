@@ -167,7 +167,7 @@ func (s *session) experimental() bool {
 func (s *session) wants(method string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.st.closed {
+	if s.st.closed || !s.st.experimental && appproto.IsExperimentalNotification(method) {
 		return false
 	}
 	_, out := s.st.optOut[method]

@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
+
+var appVarNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 // The app-server corpus: sessions that TestAppDifferential plays against
 // `codex app-server` 0.169 and codexd's. Each is one JSONL file of
@@ -17,11 +21,14 @@ import (
 //
 //	{"session":"turn-hello","transport":"stdio"}
 //	{"session":"two-clients","transport":"ws","files":{"a.txt":"hi\n"},"deliberate":["ID"]}
+//	{"session":"text-limit","transport":"stdio","texts":{"AT":{"prefix":"MOCK:hello ","fill":"x","chars":1048576}}}
 //
 // transport is "stdio" (one client, A, on the server's stdin and stdout)
 // or "ws" (the server listens on ws://127.0.0.1:0; clients A, B... connect
 // on first use). files are written into the side's work directory (the
-// server's cwd) before it starts. deliberate names listed deliberate
+// server's cwd) before it starts. texts bind $NAME to a long text, prefix
+// then fill repeated up to chars Unicode characters (masked as <$NAME>
+// where it shows). deliberate names listed deliberate
 // differences whose effects carry over to later steps of this session.
 //
 // Every other line is a step, on client "c" (default A):
@@ -57,7 +64,15 @@ type appSession struct {
 	transport  string
 	files      []appFile
 	deliberate []string
+	texts      map[string]string
 	steps      []appStep
+}
+
+// appText is a long text of a session's header.
+type appText struct {
+	Prefix string `json:"prefix"`
+	Fill   string `json:"fill"`
+	Chars  int    `json:"chars"`
 }
 
 type appFile struct{ path, content string }
@@ -118,10 +133,11 @@ func parseAppSession(path string) (*appSession, error) {
 		}
 		if s.name == "" {
 			var h struct {
-				Session    string            `json:"session"`
-				Transport  string            `json:"transport"`
-				Files      map[string]string `json:"files"`
-				Deliberate []string          `json:"deliberate"`
+				Session    string             `json:"session"`
+				Transport  string             `json:"transport"`
+				Files      map[string]string  `json:"files"`
+				Deliberate []string           `json:"deliberate"`
+				Texts      map[string]appText `json:"texts"`
 			}
 			if err := json.Unmarshal(line, &h); err != nil || h.Session == "" {
 				return nil, fmt.Errorf("%s: the first line must be the session's header {\"session\":NAME,\"transport\":...}", where)
@@ -130,6 +146,16 @@ func parseAppSession(path string) (*appSession, error) {
 				return nil, fmt.Errorf("%s: transport must be stdio or ws, not %q", where, h.Transport)
 			}
 			s.name, s.transport, s.deliberate = h.Session, h.Transport, h.Deliberate
+			for name, t := range h.Texts {
+				n := t.Chars - utf8.RuneCountInString(t.Prefix)
+				if !appVarNameRE.MatchString(name) || t.Fill == "" || utf8.RuneCountInString(t.Fill) != 1 || n < 0 || t.Chars > 4<<20 {
+					return nil, fmt.Errorf("%s: text %q: want an upper-case name, one fill character and 0 <= chars-len(prefix), chars <= 4Mi", where, name)
+				}
+				if s.texts == nil {
+					s.texts = map[string]string{}
+				}
+				s.texts[name] = t.Prefix + strings.Repeat(t.Fill, n)
+			}
 			for p, c := range h.Files {
 				if filepath.IsAbs(p) || strings.Contains(p, "..") {
 					return nil, fmt.Errorf("%s: file %q must be relative, inside the work directory", where, p)

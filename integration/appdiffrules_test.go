@@ -352,14 +352,6 @@ var appRules = []appRule{
 	// archive and unarchive refuse a rollout another process writes; the
 	// corpus runs one server per CODEX_HOME and cannot show it.
 	{id: "app-archive-lock"},
-	// Found when fidelity's read states landed: codexd sends
-	// thread/readState/changed as a turn completes; Codex 0.169 sent none
-	// in these sessions.
-	{id: "read-state-notify", fix: func(_ *appSession, it *appItem) {
-		if isNotes(it) {
-			it.codexd = filterNotes(it.codexd, func(m map[string]any) bool { return m["method"] != "thread/readState/changed" })
-		}
-	}},
 	// Limits of codexd's own that the corpus does not reach: read states
 	// kept in memory, bounds on what a model stream may carry.
 	{id: "read-state-memory"},

@@ -197,6 +197,9 @@ func runAppSession(side appSide, sess *appSession, dirs appDirs) *appObservation
 		lastReq: map[string]map[string]any{}}
 	r.obs.vars["W"] = dirs.work
 	r.obs.vars["H"] = dirs.home
+	for name, text := range sess.texts {
+		r.obs.vars[name] = text
+	}
 	if err := r.start(); err != nil {
 		r.obs.fatal = err
 		r.stop()
@@ -227,9 +230,16 @@ func runAppSession(side appSide, sess *appSession, dirs appDirs) *appObservation
 // starts (response.created, response.in_progress) and then holds its
 // stream open without an item until the client leaves: a turn that is
 // running but has shown nothing of the model yet, wherever the interrupt or
-// the steer lands.
+// the steer lands; and DIFF:ask, a request_user_input call (a question
+// with two options), then "thanks" once it is answered.
 const appMockScript = `{"rules":[{"name":"hold","when":{"userContains":"DIFF:hold"},
- "respond":{"output":[{"type":"message","text":"held","deltas":1}],"stallAfter":2}}]}`
+ "respond":{"output":[{"type":"message","text":"held","deltas":1}],"stallAfter":2}},
+ {"name":"ask","when":{"userContains":"DIFF:ask","step":0},
+ "respond":{"output":[{"type":"function_call","name":"request_user_input","callId":"call_ask",
+  "arguments":{"questions":[{"id":"color","header":"Color","question":"Which color?",
+   "options":[{"label":"red","description":"warm"},{"label":"blue","description":"cold"}]}]}}]}},
+ {"name":"ask-answered","when":{"userContains":"DIFF:ask","step":1},
+ "respond":{"output":[{"type":"message","text":"thanks","deltas":1}]}}]}`
 
 // appConfig is the config.toml both sides get; only the mock's URL differs.
 func appConfig(modelURL string) string {
