@@ -9,7 +9,8 @@
 // implements agent.Core.
 //
 // The core must never know JSON-RPC or any wire type: it never imports
-// appserver, appproto, jsonrpc or execproto's server side. It reaches
+// appserver, appproto, jsonrpc or execproto (execclient's typed API is
+// its only way to an exec-server, whichever environment it is). It reaches
 // models only through a prompt.Client, commands and files only through an
 // exec-server client, and disk only through its store.
 package core

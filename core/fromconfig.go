@@ -81,7 +81,7 @@ type Setup struct {
 	Config *config.Config
 	// Cwd is where commands run; empty means the process's directory.
 	Cwd string
-	// ExecDialer connects to the exec-server (package execdial).
+	// ExecDialer connects to the exec-server (an execclient.Connector's Connect).
 	ExecDialer func(ctx context.Context) (*execclient.Client, error)
 	// Sandbox confines commands; nil means LandlockSandbox{} (this
 	// program as the helper).

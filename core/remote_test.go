@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/codexd/codexd/agent"
-	"github.com/codexd/codexd/core/execdial"
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
@@ -37,8 +36,11 @@ func TestTurnOnARemoteExecServer(t *testing.T) {
 		callResponse("call_2", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: r.txt\n+remote\n*** End Patch"}),
 		textResponse("msg_3", "done"),
 	)
-	d := execdial.Remote(l.URL(), execclient.Options{})
-	h := newHarness(t, m, func(c *Config) { c.ExecDialer = d.Dial })
+	d, err := execclient.URLConnector(l.URL(), execclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, m, func(c *Config) { c.ExecDialer = d.Connect })
 	th := h.start(agent.Overrides{})
 	h.submit(th, agent.UserInput{Input: text("go")})
 	evs := until(t, th, isTurnCompleted)
@@ -57,7 +59,8 @@ func TestUnreachableExecServer(t *testing.T) {
 		textResponse("msg_2", "no luck"),
 	)
 	h := newHarness(t, m, func(c *Config) {
-		c.ExecDialer = execdial.Remote("ws://127.0.0.1:1", execclient.Options{DialTimeout: time.Second}).Dial
+		d, _ := execclient.URLConnector("ws://127.0.0.1:1", execclient.Options{DialTimeout: time.Second})
+		c.ExecDialer = d.Connect
 	})
 	th := h.start(agent.Overrides{})
 	h.submit(th, agent.UserInput{Input: text("go")})

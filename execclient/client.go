@@ -78,6 +78,9 @@ type Options struct {
 	// (at most 8 KiB). See the package doc.
 	MaxBufferedOutput int
 
+	// OnDisconnect, when set, is called when the connection drops, before
+	// the client tries to resume, with why it dropped. It must not block.
+	OnDisconnect func(err error)
 	// OnReconnect, when set, is called after each resume attempt with its
 	// number (from 1) and its error (nil on success). It must not block.
 	OnReconnect func(attempt int, err error)
@@ -169,6 +172,9 @@ func URLDialer(url string, opts Options) (DialFunc, error) {
 			header = http.Header{}
 		}
 		if opts.BearerToken != "" {
+			if err := checkTokenTransport(url); err != nil {
+				return nil, err
+			}
 			header.Set("Authorization", "Bearer "+opts.BearerToken)
 		}
 		return func(ctx context.Context) (jsonrpc.Stream, error) {
@@ -322,6 +328,14 @@ func (c *Client) Reconnects() int {
 	return c.reconnects
 }
 
+// Connected reports whether the client has a live connection now: false
+// while it resumes and once it has ended.
+func (c *Client) Connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn != nil && c.err == nil
+}
+
 // Done is closed when the client has ended: closed, or the session lost.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
@@ -398,6 +412,9 @@ func (c *Client) supervise(conn *jsonrpc.Conn) {
 		cause := conn.Err()
 		if _, ok := c.setConn(nil, false); !ok {
 			return
+		}
+		if c.opts.OnDisconnect != nil {
+			c.opts.OnDisconnect(cause)
 		}
 		next, err := c.resume(cause)
 		if err != nil {

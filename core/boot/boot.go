@@ -20,7 +20,7 @@ import (
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/config"
 	"github.com/codexd/codexd/core"
-	"github.com/codexd/codexd/core/execdial"
+	"github.com/codexd/codexd/environment"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/mcp"
@@ -90,11 +90,11 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 		}
 		rt.closers = append(rt.closers, m.Close)
 	}
-	dialer, err := execdial.FromFlag(opts.ExecServerURL, execserver.Config{Logger: log}, execclient.Options{})
+	local, err := environment.LocalFromFlag(opts.ExecServerURL, execserver.Config{Logger: log}, execclient.Options{})
 	if err != nil {
 		return nil, err
 	}
-	rt.closers = append(rt.closers, dialer.Close)
+	rt.closers = append(rt.closers, local.Close)
 	var st store.Store
 	if !opts.NoStore {
 		// The core closes the store. It opens on first use: its SQLite
@@ -107,8 +107,8 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 	ccfg, err := core.ConfigFrom(core.Setup{
 		Config:     cfg,
 		Cwd:        opts.Cwd,
-		ExecDialer: dialer.Dial,
-		Sandbox:    core.LandlockSandbox{Remote: dialer.Remote},
+		ExecDialer: local.Connect,
+		Sandbox:    core.LandlockSandbox{Remote: local.Remote()},
 		Store:      st,
 		MockURL:    rt.MockURL,
 		Auth:       rt.Auth,

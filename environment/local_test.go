@@ -1,4 +1,4 @@
-package execdial
+package environment
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func run(t *testing.T, d *Dialer) string {
+func run(t *testing.T, d *execclient.Connector) string {
 	t.Helper()
-	c, err := d.Dial(context.Background())
+	c, err := d.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,12 +33,12 @@ func run(t *testing.T, d *Dialer) string {
 }
 
 func TestInProcess(t *testing.T) {
-	d, err := FromFlag("", execserver.Config{}, execclient.Options{})
+	d, err := LocalFromFlag("", execserver.Config{}, execclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if d.Remote {
+	if d.Remote() {
 		t.Fatal("in-process dialer says remote")
 	}
 	if got := run(t, d); got != "through\n" {
@@ -60,12 +60,12 @@ func TestRemoteFromEnv(t *testing.T) {
 	go func() { done <- l.Serve(nil, nil) }()
 	defer func() { l.Close(); <-done }()
 	t.Setenv(EnvURL, l.URL())
-	d, err := FromFlag("", execserver.Config{}, execclient.Options{})
+	d, err := LocalFromFlag("", execserver.Config{}, execclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if !d.Remote || d.URL != l.URL() {
+	if !d.Remote() || d.URL() != l.URL() {
 		t.Fatalf("dialer %+v", d)
 	}
 	if got := run(t, d); got != "through\n" {
