@@ -203,6 +203,11 @@ model_provider = "mock"
 approval_policy = "never"
 sandbox_mode = "%s"
 check_for_update_on_startup = false
+# A login shell sources the machine's profile scripts, which on one CI
+# machine took longer than the call's 10 s yield, so the command had
+# printed nothing when Codex read it. What is under test is the exec-server
+# path, not the profile: Codex runs "bash -c" with this.
+allow_login_shell = false
 
 [analytics]
 enabled = false
