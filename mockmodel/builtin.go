@@ -28,6 +28,7 @@ var Markers = []struct{ Marker, Does string }{
 	{"MOCK:cut", "closes the connection in the middle of the answer"},
 	{"MOCK:stall", "sends one delta, then nothing, holding the connection until the client leaves"},
 	{"MOCK:bulk[=N] [TAG]", "asks for exec_command printing about N tokens (default 5000) of output, then answers in one short line naming N and TAG: a turn that grows the context without filling a screen"},
+	{"MOCK:tool NAME [JSON]", "calls tool NAME as the model names it (mcp__SERVER__TOOL for an MCP tool, in namespace mcp__SERVER) with the JSON arguments (default {}), then quotes its output"},
 	{"MOCK:window=N", "fails any request of this conversation past N tokens (4 bytes a token) with context_length_exceeded (as --context-window)"},
 }
 
@@ -125,6 +126,20 @@ func markerResponse(r *request, name, value, arg string) (Response, bool) {
 			args["justification"] = escalateJustification
 		}
 		return callResponse("exec_command", args), true
+	case "tool":
+		if r.step() > 0 {
+			return quoteResponse(r), true
+		}
+		name, args, _ := strings.Cut(arg, " ")
+		if name == "" {
+			return Response{}, false
+		}
+		raw := json.RawMessage(strings.TrimSpace(args))
+		if len(raw) == 0 || !json.Valid(raw) {
+			raw = json.RawMessage(`{}`)
+		}
+		ns, fn := r.splitToolName(name)
+		return Response{Output: []Output{{Type: "function_call", Name: fn, Namespace: ns, Arguments: raw}}}, true
 	case "bulk":
 		n := num(5000)
 		if r.step() > 0 {
@@ -185,6 +200,25 @@ func markerResponse(r *request, name, value, arg string) (Response, bool) {
 		return resp, true
 	}
 	return Response{}, false
+}
+
+// splitToolName finds the namespace and name of a tool the model names
+// NAMESPACE__NAME: a namespace tool of the request with that function
+// first; else, for a name of the form mcp__SERVER__TOOL, namespace
+// mcp__SERVER (a tool the request does not offer, called anyway, as a
+// model may); else the name as it is, in no namespace.
+func (r *request) splitToolName(full string) (namespace, name string) {
+	for _, t := range r.nsTools {
+		if full == t[0]+"__"+t[1] {
+			return t[0], t[1]
+		}
+	}
+	if rest, ok := strings.CutPrefix(full, "mcp__"); ok {
+		if server, tool, ok := strings.Cut(rest, "__"); ok && server != "" && tool != "" {
+			return "mcp__" + server, tool
+		}
+	}
+	return "", full
 }
 
 var sessionRE = regexp.MustCompile(`session ID (\d+)`)

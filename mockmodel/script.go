@@ -70,8 +70,11 @@ type Output struct {
 	// Deltas is how many output_text deltas a message is split into
 	// (default: the response's Deltas, else 3); function call arguments
 	// come in one delta unless it is set.
-	Deltas    int             `json:"deltas,omitempty"`
-	Name      string          `json:"name,omitempty"`
+	Deltas int    `json:"deltas,omitempty"`
+	Name   string `json:"name,omitempty"`
+	// Namespace is a function call's namespace (an MCP server's
+	// "mcp__SERVER"), when the tool is in one.
+	Namespace string          `json:"namespace,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	CallID    string          `json:"callId,omitempty"`
 	Input     string          `json:"input,omitempty"`
@@ -164,12 +167,15 @@ func (r *Response) validate() error {
 
 // request is what the mock reads of a Responses API request.
 type request struct {
-	n       int
-	body    []byte
-	model   string
-	instr   string // the request's instructions member
-	input   []inputItem
-	tools   []string
+	n     int
+	body  []byte
+	model string
+	instr string // the request's instructions member
+	input []inputItem
+	tools []string
+	// nsTools are the functions of the request's namespace tools, as
+	// {namespace, name}.
+	nsTools [][2]string
 	schema  json.RawMessage // text.format.schema, when json_schema
 	decoded bool            // the body was a JSON object
 }
@@ -191,8 +197,11 @@ func parseRequest(n int, body []byte) *request {
 		Instructions string      `json:"instructions"`
 		Input        []inputItem `json:"input"`
 		Tools        []struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
+			Type  string `json:"type"`
+			Name  string `json:"name"`
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
 		} `json:"tools"`
 		Text *struct {
 			Format *struct {
@@ -208,6 +217,11 @@ func parseRequest(n int, body []byte) *request {
 	r.model, r.input, r.instr = w.Model, w.Input, w.Instructions
 	for _, t := range w.Tools {
 		r.tools = append(r.tools, t.Name)
+		if t.Type == "namespace" {
+			for _, f := range t.Tools {
+				r.nsTools = append(r.nsTools, [2]string{t.Name, f.Name})
+			}
+		}
 	}
 	if w.Text != nil && w.Text.Format != nil && w.Text.Format.Type == "json_schema" {
 		r.schema = w.Text.Format.Schema

@@ -19,6 +19,15 @@ type kv struct {
 	v any
 }
 
+// withNamespace adds a function call's namespace, as the Responses API
+// sends it for a tool of a namespace, after its name.
+func (o obj) withNamespace(ns string) obj {
+	if ns == "" {
+		return o
+	}
+	return append(o, kv{"namespace", ns})
+}
+
 func (o obj) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -161,12 +170,12 @@ func (b *builder) item(i int, o Output, deltas int) obj {
 		}
 		args := b.arguments(o.Arguments)
 		b.outText += len(args)
-		b.add("response.output_item.added", false, kv{"output_index", i}, kv{"item", obj{{"id", id}, {"type", "function_call"}, {"status", "in_progress"}, {"arguments", ""}, {"call_id", callID}, {"name", o.Name}}})
+		b.add("response.output_item.added", false, kv{"output_index", i}, kv{"item", obj{{"id", id}, {"type", "function_call"}, {"status", "in_progress"}, {"arguments", ""}, {"call_id", callID}, {"name", o.Name}}.withNamespace(o.Namespace)})
 		for _, d := range split(args, max(deltas, 1)) {
 			b.add("response.function_call_arguments.delta", true, kv{"item_id", id}, kv{"output_index", i}, kv{"delta", d})
 		}
 		b.add("response.function_call_arguments.done", false, kv{"item_id", id}, kv{"output_index", i}, kv{"arguments", args})
-		done := obj{{"id", id}, {"type", "function_call"}, {"status", "completed"}, {"arguments", args}, {"call_id", callID}, {"name", o.Name}}
+		done := obj{{"id", id}, {"type", "function_call"}, {"status", "completed"}, {"arguments", args}, {"call_id", callID}, {"name", o.Name}}.withNamespace(o.Namespace)
 		b.add("response.output_item.done", false, kv{"output_index", i}, kv{"item", done})
 		return done
 
