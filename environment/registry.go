@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,14 +21,24 @@ type Status string
 
 // Statuses, in Codex's names.
 const (
-	StatusReady        Status = "ready"
-	StatusPending      Status = "pending"
+	// StatusReady: local, or a remote whose connection is up.
+	StatusReady Status = "ready"
+	// StatusPending: never connected (lazy) or its first connection is
+	// still being made, and no failure seen.
+	StatusPending Status = "pending"
+	// StatusDisconnected: a connection attempt failed or the connection
+	// dropped; the detail says why. Later use may recover it.
 	StatusDisconnected Status = "disconnected"
-	StatusUnknown      Status = "unknown"
+	// StatusUnknown: no environment has this id.
+	StatusUnknown Status = "unknown"
 )
 
 // ErrUnknown: no environment has this id.
-var ErrUnknown = errors.New("unknown environment")
+var ErrUnknown = errors.New("unknown environment id")
+
+// ErrInsecureToken: environment/add was given a bearer token for a URL
+// that would send it in clear to another machine.
+var ErrInsecureToken = errors.New("exec-server WebSocket headers require wss:// or a loopback destination")
 
 // Event reports a change of an environment's connection: Connected false
 // when it dropped (Err says why), true when the session was resumed.
@@ -40,7 +51,7 @@ type Event struct {
 // Options configure a Registry.
 type Options struct {
 	// Local is the in-process exec-server's connector; nil means no
-	// `local` environment.
+	// `local` environment. The registry owns it (Close closes it).
 	Local *execclient.Connector
 	// Default is the environment of a thread that names none: "" is
 	// `local` (or none without Local), "none" none.
@@ -53,9 +64,13 @@ type Options struct {
 // Registry holds the environments. Its methods are safe for concurrent use.
 type Registry struct {
 	opts Options
+	ctx  context.Context // ends at Close: background connections stop
+	stop context.CancelFunc
+	wg   sync.WaitGroup // background connections
 
 	mu       sync.Mutex
 	envs     map[string]*env
+	retired  []*env // replaced by Add while threads may still use them
 	watchers map[int]func(Event)
 	nextW    int
 	closed   bool
@@ -63,25 +78,29 @@ type Registry struct {
 
 // env is one environment: its connector and its shared client.
 type env struct {
-	id     string
-	conn   *execclient.Connector
-	sem    chan struct{} // held while the client is checked or made
-	mu     sync.Mutex
-	client *execclient.Client
-	err    error // the last failure seen (dial, drop, lost session)
+	id, url string
+	conn    *execclient.Connector // nil when the URL cannot be dialled
+	urlErr  error                 // why conn is nil
+	sem     chan struct{}         // held while the client is checked or made
+
+	mu         sync.Mutex
+	client     *execclient.Client
+	connecting bool
+	err        error // the last failure seen (dial, drop, lost session)
 }
 
 // New returns a registry with Local (if any) and no remote.
 func New(o Options) *Registry {
-	r := &Registry{opts: o, envs: map[string]*env{}, watchers: map[int]func(Event){}}
+	ctx, stop := context.WithCancel(context.Background())
+	r := &Registry{opts: o, ctx: ctx, stop: stop, envs: map[string]*env{}, watchers: map[int]func(Event){}}
 	if o.Local != nil {
-		r.envs[LocalID] = &env{id: LocalID, conn: o.Local, sem: make(chan struct{}, 1)}
+		r.envs[LocalID] = &env{id: LocalID, url: o.Local.URL(), conn: o.Local, sem: make(chan struct{}, 1)}
 	}
 	return r
 }
 
 // FromFile returns a registry with local (unless the file leaves it out)
-// and the file's remotes.
+// and the file's remotes, none of them connected yet.
 func FromFile(f File, local *execclient.Connector, client execclient.Options) (*Registry, error) {
 	if !f.IncludeLocal {
 		if local != nil {
@@ -108,30 +127,39 @@ type AddParams struct {
 	ConnectTimeout time.Duration
 }
 
-// Add registers (or replaces, when idle) a remote environment. Nothing is
-// dialled until a thread uses it.
+// Add registers a remote environment, or replaces the one of that id, as
+// Codex's environment/add upserts. Nothing is dialled (see Start). As in
+// Codex, only an empty or reserved id and a token sent in clear are
+// refused here; a URL that cannot be dialled is accepted and its
+// environment reports the failure (status disconnected).
 func (r *Registry) Add(p AddParams) error {
-	if err := ValidateID(p.ID); err != nil {
-		return err
-	}
-	if err := ValidateURL(p.URL); err != nil {
-		return err
+	switch {
+	case p.ID == "":
+		return errors.New("environment id cannot be empty")
+	case p.ID == LocalID:
+		return fmt.Errorf("environment id `%s` is reserved for EnvironmentManager", p.ID)
 	}
 	opts := r.opts.Client
 	opts.BearerToken = p.BearerToken
 	if p.ConnectTimeout > 0 {
 		opts.DialTimeout = p.ConnectTimeout
 	}
-	e := &env{id: p.ID, sem: make(chan struct{}, 1)}
+	if opts.ClientName == "" {
+		opts.ClientName = "codexd-core"
+	}
+	e := &env{id: p.ID, url: p.URL, sem: make(chan struct{}, 1)}
 	opts.OnDisconnect = func(err error) { r.dropped(e, err) }
 	opts.OnReconnect = func(_ int, err error) {
 		if err == nil {
 			r.resumed(e)
 		}
 	}
-	conn, err := execclient.URLConnector(p.URL, opts)
-	if err != nil {
-		return err
+	conn, err := execclient.URLConnector(strings.TrimSpace(p.URL), opts)
+	switch {
+	case errors.Is(err, execclient.ErrInsecureToken):
+		return ErrInsecureToken
+	case err != nil:
+		e.urlErr = err
 	}
 	e.conn = conn
 	r.mu.Lock()
@@ -140,15 +168,34 @@ func (r *Registry) Add(p AddParams) error {
 		return execclient.ErrClientClosed
 	}
 	if old := r.envs[p.ID]; old != nil {
-		old.mu.Lock()
-		busy := old.client != nil
-		old.mu.Unlock()
-		if busy {
-			return fmt.Errorf("environment `%s` is already configured and connected", p.ID)
-		}
+		// Threads may hold its client: it lives until Close.
+		r.retired = append(r.retired, old)
 	}
 	r.envs[p.ID] = e
 	return nil
+}
+
+// Start connects id in the background if it has no live client and no
+// connection is under way (environment/add does, as Codex starts an added
+// environment at once). Unknown ids are ignored.
+func (r *Registry) Start(id string) {
+	e := r.get(id)
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	busy := e.connecting || (e.client != nil && e.client.Connected())
+	e.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if busy || r.closed {
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		_, _ = r.client(r.ctx, e)
+	}()
 }
 
 // DefaultID is the environment of a thread that names none ("" for none).
@@ -189,7 +236,7 @@ func (r *Registry) Has(id string) bool { return r.get(id) != nil }
 // Remote reports whether id is an exec-server reached by URL.
 func (r *Registry) Remote(id string) bool {
 	e := r.get(id)
-	return e != nil && e.conn.Remote()
+	return e != nil && e.url != ""
 }
 
 func (r *Registry) get(id string) *env {
@@ -198,17 +245,23 @@ func (r *Registry) get(id string) *env {
 	return r.envs[id]
 }
 
+func unknown(id string) error { return fmt.Errorf("%w `%s`", ErrUnknown, id) }
+
 // Client returns id's client, connecting if it has none or its last one
-// ended. The error of a failed connection names the environment.
+// ended. A failed connection's error is the reason status reports.
 func (r *Registry) Client(ctx context.Context, id string) (*execclient.Client, error) {
 	e := r.get(id)
 	if e == nil {
-		return nil, fmt.Errorf("%w `%s`", ErrUnknown, id)
+		return nil, unknown(id)
 	}
+	return r.client(ctx, e)
+}
+
+func (r *Registry) client(ctx context.Context, e *env) (*execclient.Client, error) {
 	select {
 	case e.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("connecting to environment `%s`: %w", id, ctx.Err())
+		return nil, fmt.Errorf("connecting to environment `%s`: %w", e.id, ctx.Err())
 	}
 	defer func() { <-e.sem }()
 	e.mu.Lock()
@@ -217,6 +270,8 @@ func (r *Registry) Client(ctx context.Context, id string) (*execclient.Client, e
 	if c != nil {
 		select {
 		case <-c.Done():
+			// The session is gone for good (its TTL passed, or resume
+			// gave up): the next use starts a new one.
 			c.Close()
 			e.mu.Lock()
 			e.client = nil
@@ -225,12 +280,23 @@ func (r *Registry) Client(ctx context.Context, id string) (*execclient.Client, e
 			return c, nil
 		}
 	}
+	if e.urlErr != nil {
+		err := e.connectErr(e.urlErr)
+		e.mu.Lock()
+		e.err = err
+		e.mu.Unlock()
+		return nil, err
+	}
+	e.mu.Lock()
+	e.connecting = true
+	e.mu.Unlock()
 	c, err := e.conn.Connect(ctx)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.connecting = false
 	if err != nil {
-		e.err = err
-		return nil, fmt.Errorf("environment `%s` is unreachable: %w", id, err)
+		e.err = e.connectErr(err)
+		return nil, e.err
 	}
 	r.mu.Lock()
 	closed := r.closed
@@ -243,14 +309,21 @@ func (r *Registry) Client(ctx context.Context, id string) (*execclient.Client, e
 	return c, nil
 }
 
+func (e *env) connectErr(err error) error {
+	if e.url == "" {
+		return fmt.Errorf("exec-server connection attempt failed: %w", err)
+	}
+	return fmt.Errorf("exec-server connection attempt failed: failed to connect to exec-server websocket `%s`: %w", e.url, err)
+}
+
 // StatusOf reports id's connection as it stands, starting or recovering
 // nothing; detail says why for disconnected and unknown.
 func (r *Registry) StatusOf(id string) (st Status, detail string) {
 	e := r.get(id)
 	if e == nil {
-		return StatusUnknown, fmt.Sprintf("environment `%s` is not configured", id)
+		return StatusUnknown, unknown(id).Error()
 	}
-	if !e.conn.Remote() {
+	if e.url == "" {
 		return StatusReady, ""
 	}
 	e.mu.Lock()
@@ -310,10 +383,11 @@ func (r *Registry) dropped(e *env, err error) {
 	if err == nil {
 		err = errors.New("the connection closed")
 	}
+	err = fmt.Errorf("environment `%s` disconnected: %w", e.id, err)
 	e.mu.Lock()
 	e.err = err
 	e.mu.Unlock()
-	r.emit(Event{ID: e.id, Err: fmt.Errorf("environment `%s` disconnected: %w", e.id, err)})
+	r.emit(Event{ID: e.id, Err: err})
 }
 
 func (r *Registry) resumed(e *env) {
@@ -323,7 +397,8 @@ func (r *Registry) resumed(e *env) {
 	r.emit(Event{ID: e.id, Connected: true})
 }
 
-// Close closes every client and the local server.
+// Close stops background connections and closes every client and the
+// local server.
 func (r *Registry) Close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -331,11 +406,13 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	r.closed = true
-	envs := make([]*env, 0, len(r.envs))
+	envs := append([]*env(nil), r.retired...)
 	for _, e := range r.envs {
 		envs = append(envs, e)
 	}
 	r.mu.Unlock()
+	r.stop()
+	r.wg.Wait()
 	var errs []error
 	for _, e := range envs {
 		e.sem <- struct{}{}
@@ -346,7 +423,9 @@ func (r *Registry) Close() error {
 		if c != nil {
 			c.Close()
 		}
-		errs = append(errs, e.conn.Close())
+		if e.conn != nil {
+			errs = append(errs, e.conn.Close())
+		}
 		<-e.sem
 	}
 	return errors.Join(errs...)

@@ -2,6 +2,7 @@ package execclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -77,5 +78,10 @@ func checkTokenTransport(rawURL string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("execclient: server URL %q: a bearer token needs a secure transport (wss://) or a loopback destination", rawURL)
+	return fmt.Errorf("execclient: server URL %q: %w", rawURL, ErrInsecureToken)
 }
+
+// ErrInsecureToken: a bearer token would cross the network in clear (not
+// wss://, not a Unix socket, not to loopback). Callers that must refuse
+// such a configuration, but only warn of other URL faults, test for it.
+var ErrInsecureToken = errors.New("a bearer token needs a secure transport (wss://) or a loopback destination")
