@@ -18,6 +18,10 @@ type Turn struct {
 	Error       *TurnError
 	StartedAt   time.Time
 	CompletedAt time.Time // zero while in progress
+	// Duration is the turn's duration as recorded when it ended (Codex
+	// records milliseconds while its times are whole seconds); zero when
+	// unknown, and CompletedAt-StartedAt stands for it.
+	Duration time.Duration
 	// ItemTimes says, by item id, when the items of a stored turn started
 	// and completed, as recorded; nil when unknown.
 	ItemTimes map[string]ItemTime

@@ -383,7 +383,10 @@ func wireTurnWith(t agent.Turn, view string, views map[string]*itemView) appprot
 	}
 	out := appproto.Turn{ID: t.ID, RootTurnID: ptr(t.ID), Items: items, ItemsView: view, Status: string(t.Status),
 		Error: wireTurnError(t.Error), StartedAt: unixSec(t.StartedAt), CompletedAt: unixSec(t.CompletedAt)}
-	if !t.StartedAt.IsZero() && !t.CompletedAt.IsZero() {
+	switch {
+	case t.Duration > 0:
+		out.DurationMs = ptr(t.Duration.Milliseconds())
+	case !t.StartedAt.IsZero() && !t.CompletedAt.IsZero():
 		out.DurationMs = ptr(t.CompletedAt.Sub(t.StartedAt).Milliseconds())
 	}
 	return out

@@ -131,6 +131,7 @@ func (b *turnBuilder) apply(ev agent.Event) {
 			t.Status = m.Status
 			t.Error = m.Error
 			t.CompletedAt = m.CompletedAt
+			t.Duration = m.Duration
 		}
 	}
 }

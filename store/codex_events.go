@@ -132,8 +132,13 @@ type eventMsg struct {
 	Type     string `json:"type"`
 	ThreadID string `json:"thread_id,omitempty"`
 	TurnID   string `json:"turn_id,omitempty"`
+	// RootTurnID is the turn a sub-agent's turn descends from, the turn
+	// itself for a user's turn: Codex's history projection
+	// (thread_history_1.sqlite) takes a turn's rootTurnId from it.
+	RootTurnID string `json:"root_turn_id,omitempty"`
 
-	// task_started; task_complete and turn_aborted (seconds)
+	// task_started; task_complete and turn_aborted (seconds; Codex's
+	// projection takes a turn's startedAt from task_complete's)
 	StartedAt          int64  `json:"started_at,omitzero"`
 	ModelContextWindow int64  `json:"model_context_window,omitzero"`
 	CollaborationMode  string `json:"collaboration_mode_kind,omitempty"`
@@ -192,7 +197,7 @@ func encodeEventMsg(msg agent.EventMsg, turnID, thread string, at time.Time) (st
 	switch m := msg.(type) {
 	case agent.TurnStarted:
 		return lineEventMsg, &eventMsg{
-			Type: "task_started", TurnID: turnID, StartedAt: unixOr(m.StartedAt, at),
+			Type: "task_started", TurnID: turnID, RootTurnID: turnID, StartedAt: unixOr(m.StartedAt, at),
 			ModelContextWindow: m.ModelContextWindow, CollaborationMode: "default",
 			Codexd: &eventExt{StartedAt: utc(m.StartedAt), Kind: m.Kind},
 		}, nil
@@ -208,7 +213,7 @@ func encodeEventMsg(msg agent.EventMsg, turnID, thread string, at time.Time) (st
 		return lineEventMsg, d, nil
 	case agent.TurnCompleted:
 		d := &eventMsg{
-			Type: "task_complete", TurnID: turnID, CompletedAt: unixOr(m.CompletedAt, at),
+			Type: "task_complete", TurnID: turnID, RootTurnID: turnID, CompletedAt: unixOr(m.CompletedAt, at),
 			Codexd: &eventExt{
 				Status: string(m.Status), LastAgentMessageID: m.LastAgentMessageID,
 				CompletedAt: utc(m.CompletedAt), DurationNs: int64(m.Duration),
@@ -217,6 +222,9 @@ func encodeEventMsg(msg agent.EventMsg, turnID, thread string, at time.Time) (st
 		if m.Duration > 0 {
 			ms := m.Duration.Milliseconds()
 			d.DurationMs = &ms
+		}
+		if !m.CompletedAt.IsZero() {
+			d.StartedAt = m.CompletedAt.Add(-m.Duration).Unix()
 		}
 		if m.LastAgentMessage != "" {
 			s := m.LastAgentMessage
@@ -344,6 +352,7 @@ func errorInfoName(v jsontext.Value) string {
 // turnContext is the turn_context payload.
 type turnContext struct {
 	TurnID            string         `json:"turn_id,omitempty"`
+	RootTurnID        string         `json:"root_turn_id,omitempty"`
 	Cwd               string         `json:"cwd"`
 	ApprovalPolicy    jsontext.Value `json:"approval_policy,omitempty"`
 	ApprovalsReviewer string         `json:"approvals_reviewer,omitempty"`
@@ -366,7 +375,7 @@ type sandboxPolicy struct {
 func encodeTurnContext(s agent.Settings, turnID string) *turnContext {
 	ap, _ := jsonv2.Marshal(orString(string(s.Approval), string(agent.ApprovalOnRequest)))
 	d := &turnContext{
-		TurnID: turnID, Cwd: s.Cwd, ApprovalPolicy: ap, ApprovalsReviewer: s.ApprovalsReviewer,
+		TurnID: turnID, RootTurnID: turnID, Cwd: s.Cwd, ApprovalPolicy: ap, ApprovalsReviewer: s.ApprovalsReviewer,
 		Model: s.Model, Summary: orString(s.ReasoningSummary, "auto"), Personality: s.Personality,
 	}
 	if s.ReasoningEffort != "" {

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent"
 )
@@ -167,3 +169,48 @@ func TestCodexRolloutsResumeAndContinue(t *testing.T) {
 }
 
 func typeName(it agent.Item) string { return reflect.TypeOf(it).String() }
+
+// TestTurnLinesFeedCodexProjection: Codex 0.169's history projection
+// (thread_history_1.sqlite) takes a turn's startedAt from task_complete's
+// started_at and its rootTurnId from root_turn_id; codexd's lines once
+// carried neither, and Codex showed codexd's turns without a start or a
+// root. A turn read back keeps the duration its task_complete recorded
+// (Codex's times are whole seconds, its duration_ms is not).
+func TestTurnLinesFeedCodexProjection(t *testing.T) {
+	m := meta(testID(1), 0)
+	recs := turnRecords("t1", 1000, "hi")
+	recs[4].Event = agent.TurnCompleted{Status: agent.TurnStatusCompleted, CompletedAt: at(1004), Duration: 1500 * time.Millisecond}
+	ls := lines(t, m, recs...)
+	var started, complete map[string]any
+	for _, l := range ls {
+		var v struct {
+			Payload map[string]any `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
+		switch v.Payload["type"] {
+		case "task_started":
+			started = v.Payload
+		case "task_complete":
+			complete = v.Payload
+		}
+	}
+	if started["root_turn_id"] != "t1" || complete["root_turn_id"] != "t1" {
+		t.Errorf("root_turn_id: task_started %v, task_complete %v", started["root_turn_id"], complete["root_turn_id"])
+	}
+	if want := float64(at(1004).Add(-1500 * time.Millisecond).Unix()); complete["started_at"] != want || complete["duration_ms"] != 1500.0 {
+		t.Errorf("task_complete started_at %v duration_ms %v, want %v and 1500", complete["started_at"], complete["duration_ms"], want)
+	}
+
+	e := newEnv(t)
+	installCodexRollouts(t, e.home)
+	e.reopen()
+	th, err := e.s.Read(bg, codexExecID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := th.Turns[0].Duration; d <= 0 || d%time.Millisecond != 0 {
+		t.Errorf("Codex's first turn read back with duration %v, want its duration_ms", d)
+	}
+}

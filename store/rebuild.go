@@ -144,6 +144,7 @@ func (r *replay) apply(e *entry) {
 		}
 		t.Error = m.Error
 		t.CompletedAt = m.CompletedAt
+		t.Duration = m.Duration
 		if t.CompletedAt.IsZero() {
 			t.CompletedAt = e.Time
 		}
