@@ -35,7 +35,7 @@ func (tr *turn) autoCompact() error {
 	if compaction.RequestTokens(tr.buildRequest()) < tr.t.core.threshold(tr.settings.Model) {
 		return nil
 	}
-	return tr.compact()
+	return tr.compact(true)
 }
 
 // isContextExceeded reports whether the model refused the request as too
@@ -46,7 +46,7 @@ func isContextExceeded(err error) bool {
 
 // runCompact is the body of a compaction turn (thread/compact/start).
 func (tr *turn) runCompact() (agent.TurnStatus, *agent.TurnError) {
-	err := tr.compact()
+	err := tr.compact(false)
 	switch {
 	case tr.ctx.Err() != nil:
 		return agent.TurnStatusInterrupted, nil
@@ -62,7 +62,13 @@ func (tr *turn) runCompact() (agent.TurnStatus, *agent.TurnError) {
 // model still refuses it as too large, it is cut by half again, down to the
 // last item, and then the compaction goes on with no summary rather than
 // fail (the history is dropped either way: the thread can go on).
-func (tr *turn) compact() error {
+//
+// inTurn is true for a compaction inside a regular turn: when the turn
+// has already done something (tool calls since its user message), the
+// context goes above the last user message as Codex 0.169 places it in
+// the middle of a turn, and that progress follows the summary, so that
+// the next request continues the turn instead of starting it again.
+func (tr *turn) compact(inTurn bool) error {
 	t := tr.t
 	item := &agent.ContextCompaction{ID: newUUIDv7()}
 	tr.emit(agent.ItemStarted{Item: item})
@@ -105,9 +111,17 @@ func (tr *turn) compact() error {
 		budget = min(budget, compaction.Tokens(input)) / 2
 	}
 
-	rebuilt := compaction.Rebuild(compaction.UserMessages(history), summary,
-		compaction.UserBudget(t.core.threshold(tr.settings.Model)))
-	rebuilt = append(tr.initialContext(), rebuilt...)
+	keep := compaction.UserBudget(t.core.threshold(tr.settings.Model))
+	rebuilt := compaction.Rebuild(compaction.UserMessages(history), summary, keep)
+	var progress []prompt.Item
+	if inTurn {
+		progress = compaction.Progress(history, keep)
+	}
+	if len(progress) > 0 {
+		rebuilt = append(compaction.InsertContext(rebuilt, tr.initialContext()), progress...)
+	} else {
+		rebuilt = append(tr.initialContext(), rebuilt...)
+	}
 	t.replaceHistory(tr.id, summary, rebuilt)
 	// The usage first, then the item's end, in Codex's order.
 	tr.reportRebuiltUsage(window, used)

@@ -203,7 +203,7 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 		case isContextExceeded(err) && !overflowed:
 			// Once a turn: compact, then ask again.
 			overflowed = true
-			if cerr := tr.compact(); cerr != nil && tr.ctx.Err() == nil {
+			if cerr := tr.compact(true); cerr != nil && tr.ctx.Err() == nil {
 				return agent.TurnStatusFailed, turnError(cerr)
 			}
 			continue

@@ -98,6 +98,7 @@ func TestCodexTUILongSession(t *testing.T) {
 	// 3. Forty turns of about 5,000 tokens each, in the TUI: six times the
 	// window. Every turn completes; the compactions are codexd's own.
 	before := countAnswers(model, "compaction")
+	bulkBefore := countAnswers(model, "MOCK:bulk")
 	const turns = 40
 	for i := 1; i <= turns; i++ {
 		tag := fmt.Sprintf("L%02d", i)
@@ -107,6 +108,12 @@ func TestCodexTUILongSession(t *testing.T) {
 	auto := countAnswers(model, "compaction") - before
 	if auto < turns*5000/longWindow {
 		t.Fatalf("%d compactions in %d turns of 5,000 tokens at a %d-token window", auto, turns, longWindow)
+	}
+	// Each turn asked for its command once and answered once: a compaction
+	// between the command's output and the next request kept the call (the
+	// mock runs a command again when it finds no output for it).
+	if n := countAnswers(model, "MOCK:bulk") - bulkBefore; n != 2*turns {
+		t.Fatalf("%d MOCK:bulk requests in %d turns, want %d: a compaction lost a turn's command", n, turns, 2*turns)
 	}
 	for _, ex := range model.Requests() {
 		if strings.HasPrefix(ex.Answer, "context window") {
