@@ -123,12 +123,12 @@ func TestTurnBoundaryCancelsPendingApproval(t *testing.T) {
 // Two subscribers get the request under their own id 0; the first answer
 // wins, both learn it was resolved, the later answer is ignored.
 func TestTwoClientsRaceApproval(t *testing.T) {
-	e := newEnv(t, agenttest.Options{Turn: agenttest.ExecScript("call_1", "echo x")}, Config{})
+	e := newEnv(t, agenttest.Options{Turn: plainFirst(agenttest.ExecScript("call_1", "echo x"))}, Config{})
 	a, b := e.dial("a"), e.dial("b")
 	a.initialize(nil)
 	b.initialize(nil)
 	thread := a.startThread(nil)
-	b.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
+	join(a, b, thread)
 	a.startTurn(thread, "run")
 	ra, rb := a.serverRequest(approvalMethod), b.serverRequest(approvalMethod)
 	if string(ra.ID) != "0" || string(rb.ID) != "0" {

@@ -170,13 +170,13 @@ func (e *env) dialStalledAs(name, transport string) (*jclient, *stallConn) {
 // the turn through to the end.
 func TestStalledClientAnswerDoesNotHoldTheThread(t *testing.T) {
 	gate := agenttest.NewGate()
-	e := newEnv(t, agenttest.Options{Turn: blockedTurn(gate)}, Config{})
+	e := newEnv(t, agenttest.Options{Turn: plainFirst(blockedTurn(gate))}, Config{})
 	stuck, stalled := e.dialStalledAs("stuck", "websocket")
 	other := e.dial("other")
 	stuck.initialize(nil)
 	other.initialize(nil)
 	thread := other.startThread(nil)
-	stuck.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
+	join(other, stuck, thread)
 	turn := other.startTurn(thread, "go")
 	stuck.note("item/agentMessage/delta")
 	stuck.barrier()
@@ -199,7 +199,7 @@ func TestUnixSlowClientCut(t *testing.T) {
 	const deltas, size = 200, 16 << 10
 	chunk := strings.Repeat("z", size)
 	cut := make(chan struct{}, 1)
-	e := newEnv(t, agenttest.Options{Turn: func(tn *agenttest.Turn) {
+	e := newEnv(t, agenttest.Options{Turn: plainFirst(func(tn *agenttest.Turn) {
 		tn.Emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: "big"}})
 		for i := 0; i < deltas; i++ {
 			if !tn.Emit(agent.AgentMessageDelta{ItemID: "big", Delta: chunk}) {
@@ -207,14 +207,13 @@ func TestUnixSlowClientCut(t *testing.T) {
 			}
 		}
 		tn.Emit(agent.ItemCompleted{Item: &agent.AgentMessage{ID: "big", Text: "done"}})
-	}}, Config{MaxQueuedBytes: 64 << 10, Logger: slog.New(cutSignal{cut})})
+	})}, Config{MaxQueuedBytes: 64 << 10, Logger: slog.New(cutSignal{cut})})
 	slow, stalled := e.dialStalledAs("slow", "unix")
 	fast := e.dial("fast")
 	slow.initialize(nil)
 	fast.initialize(nil)
 	thread := fast.startThread(nil)
-	slow.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
-	slow.barrier()
+	join(fast, slow, thread)
 	stalled.stall() // released at cleanup
 	fast.startTurn(thread, "big")
 	for i := 0; i < deltas; i++ {

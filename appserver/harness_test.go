@@ -475,3 +475,40 @@ var _ = context.Background
 var _ = strings.Contains
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// joinText is the input of the first turn that join runs; plainFirst
+// plays it with agenttest.DefaultTurn.
+const joinText = "a first turn, so that the thread has a rollout"
+
+// plainFirst plays join's first turn with agenttest.DefaultTurn and every
+// other turn with f (DefaultTurn if nil), so that a test's own script runs
+// only in the turns it is about.
+func plainFirst(f agenttest.TurnFunc) agenttest.TurnFunc {
+	return func(tn *agenttest.Turn) {
+		if in := tn.Input(); f == nil || len(in) == 1 && in[0].Text == joinText {
+			agenttest.DefaultTurn(tn)
+			return
+		}
+		f(tn)
+	}
+}
+
+// join subscribes other to owner's new thread as a client of Codex can:
+// thread/resume needs the thread's rollout, which a thread has from its
+// first user message on, so owner first runs a turn (joinText) to its end,
+// then other resumes. What both clients received until then is forgotten
+// (queue and log), so that the test sees only what follows.
+func join(owner, other *jclient, thread string) {
+	owner.t.Helper()
+	owner.startTurn(thread, joinText)
+	owner.next("the end of join's first turn", func(m *wmsg) bool {
+		return m.Method == "turn/completed" && strings.Contains(string(m.Params), thread)
+	})
+	other.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
+	for _, c := range []*jclient{owner, other} {
+		c.barrier()
+		c.mu.Lock()
+		c.queue, c.log = nil, nil
+		c.mu.Unlock()
+	}
+}

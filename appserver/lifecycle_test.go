@@ -42,6 +42,50 @@ func TestStartupInterruptIsAnsweredAtOnce(t *testing.T) {
 	gate.Open()
 }
 
+// thread/resume needs the thread's rollout, as in Codex 0.169, even when
+// the thread is loaded: a thread with no user message yet, or an
+// ephemeral one, has none, and resume of it (from its own client or
+// another) is refused with -32600 "no rollout found for thread id X".
+// Once a turn has been written it resumes. Before, codexd subscribed the
+// client to the fresh thread.
+func TestResumeOfAThreadWithoutRolloutIsRefused(t *testing.T) {
+	r := newRealEnv(t, t.TempDir(), t.TempDir())
+	a, b := r.dial("owner"), r.dial("other")
+	a.initialize(nil)
+	b.initialize(nil)
+	fresh := a.startThread(nil)
+	want := "no rollout found for thread id " + fresh
+	for _, c := range []*jclient{a, b} {
+		for _, params := range []map[string]any{{"threadId": fresh}, {"threadId": fresh, "model": "other-model"}} {
+			if err := c.callErr(appproto.MethodThreadResume, params); err.Code != -32600 || err.Message != want {
+				t.Fatalf("resume %v of a thread without a user message: %+v", params, err)
+			}
+		}
+	}
+	eph := a.startThread(map[string]any{"ephemeral": true})
+	a.startTurn(eph, "in memory only")
+	a.next("the ephemeral turn's end", func(m *wmsg) bool {
+		return m.Method == "turn/completed" && strings.Contains(string(m.Params), eph)
+	})
+	if err := b.callErr(appproto.MethodThreadResume, map[string]any{"threadId": eph}); err.Code != -32600 || err.Message != "no rollout found for thread id "+eph {
+		t.Fatalf("resume of an ephemeral thread: %+v", err)
+	}
+
+	// With a turn written, the other client resumes and is subscribed.
+	a.startTurn(fresh, "now it has a rollout")
+	a.next("the turn's end", func(m *wmsg) bool {
+		return m.Method == "turn/completed" && strings.Contains(string(m.Params), fresh)
+	})
+	res := b.call(appproto.MethodThreadResume, map[string]any{"threadId": fresh})
+	if got := res.str(t, "/thread/id"); got != fresh {
+		t.Fatalf("resume after a turn: %s", res)
+	}
+	a.startTurn(fresh, "seen by both")
+	b.next("the second turn's start, on the resumed client", func(m *wmsg) bool {
+		return m.Method == "turn/started" && strings.Contains(string(m.Params), fresh)
+	})
+}
+
 // A fork needs its source's rollout, as in Codex 0.169: a thread with no
 // user message yet (or an ephemeral one) has none, and thread/fork of it is
 // refused with Codex's error, ephemeral fork or not. Before, the fork was

@@ -19,7 +19,7 @@ func TestOptOutNotifications(t *testing.T) {
 	loud.initialize(nil)
 	thread := quiet.startThread(nil)
 	loud.note("thread/started")
-	loud.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
+	join(quiet, loud, thread)
 	quiet.startTurn(thread, "hi")
 	quiet.note("turn/completed")
 	loud.note("turn/completed")

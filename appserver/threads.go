@@ -148,6 +148,11 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 				return appproto.ThreadResumeResponse{}, internalError("thread/resume: " + ctx.Err().Error())
 			}
 			t = nil
+		} else if t.st.info.Ephemeral || !t.st.info.Materialized {
+			// Codex resumes a loaded thread from its rollout too: one
+			// with no user message yet, or an ephemeral one, has none.
+			t.mu.Unlock()
+			return appproto.ThreadResumeResponse{}, invalidRequest("no rollout found for thread id " + id)
 		}
 	}
 	if t == nil {

@@ -94,7 +94,7 @@ func TestWebSocketSlowClientDisconnected(t *testing.T) {
 	// The script goes at the pace of the client that reads (one delta per
 	// ack), so that only the one that stops reading falls behind.
 	ack := make(chan struct{})
-	e := newEnv(t, agenttest.Options{Turn: func(tn *agenttest.Turn) {
+	e := newEnv(t, agenttest.Options{Turn: plainFirst(func(tn *agenttest.Turn) {
 		tn.Emit(agent.ItemStarted{Item: &agent.AgentMessage{ID: "big"}})
 		for i := 0; i < deltas; i++ {
 			if !tn.Emit(agent.AgentMessageDelta{ItemID: "big", Delta: chunk}) {
@@ -107,7 +107,7 @@ func TestWebSocketSlowClientDisconnected(t *testing.T) {
 			}
 		}
 		tn.Emit(agent.ItemCompleted{Item: &agent.AgentMessage{ID: "big", Text: "done"}})
-	}}, Config{MaxQueuedBytes: 256 << 10, Logger: slog.New(cutSignal{cut})})
+	})}, Config{MaxQueuedBytes: 256 << 10, Logger: slog.New(cutSignal{cut})})
 	url := e.listen(rpcserve.Options{AuthToken: "secret"})
 	httpURL := "http" + strings.TrimPrefix(url, "ws")
 	for _, path := range []string{"/readyz", "/healthz"} {
@@ -133,7 +133,7 @@ func TestWebSocketSlowClientDisconnected(t *testing.T) {
 	slow.initialize(nil)
 	fast.initialize(nil)
 	thread := slow.startThread(nil)
-	fast.call(appproto.MethodThreadResume, map[string]any{"threadId": thread})
+	join(slow, fast, thread)
 	// The slow client stops reading (its reader goroutine is parked by
 	// taking the connection's read side away) as the turn streams.
 	slowReading := slow.readPause()
