@@ -121,6 +121,8 @@ type Server struct {
 	// sandboxCheck says whether this kernel can enforce a sandbox mode
 	// (sandbox.Check; tests replace it).
 	sandboxCheck func(sandbox.Mode) error
+
+	fuzzy fuzzySearches // fuzzyFileSearch sessions (fuzzy.go)
 }
 
 // ErrServerClosed is returned by ServeStream and NewClient after Close.
@@ -163,6 +165,7 @@ func New(cfg Config) (*Server, error) {
 		s.installationID = uuid.NewString()
 	}
 	s.registerAll()
+	s.registerFuzzy()
 	return s, nil
 }
 
@@ -235,6 +238,7 @@ func (s *Server) Close() error {
 		threads = append(threads, t)
 	}
 	s.mu.Unlock()
+	s.closeFuzzy()
 	for _, sess := range sessions {
 		sess.out.shutdown()
 	}
