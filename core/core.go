@@ -168,7 +168,11 @@ type Core struct {
 	// undelivered: no longer loaded, but Close must release their pumps if
 	// nobody reads them. A thread leaves it when its pump exits.
 	draining map[*thread]bool
-	closed   bool
+	// runs counts the threads' actors still running: a thread forgotten
+	// and drained may still be stopping its MCP servers, which Close
+	// must wait for (no server outlives the core).
+	runs   sync.WaitGroup
+	closed bool
 }
 
 var _ agent.Core = (*Core)(nil)
@@ -347,7 +351,11 @@ func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.It
 		t.rec.Event(ev)
 	}, func() { c.drained(t) })
 	c.threads[info.ID] = t
-	go t.run()
+	c.runs.Add(1)
+	go func() {
+		defer c.runs.Done()
+		t.run()
+	}()
 	return t, nil
 }
 
@@ -664,6 +672,7 @@ func (c *Core) Close() error {
 		t.q.discard()
 		<-t.q.done
 	}
+	c.runs.Wait()
 	c.stop()
 	var errs []error
 	if c.cfg.Store != nil {

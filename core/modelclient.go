@@ -112,7 +112,7 @@ func parts(cs []prompt.Content) []modelclient.ContentPart {
 func toModelItem(it prompt.Item) modelclient.Item {
 	m := modelclient.Item{
 		Type: it.Type, ID: it.ID, Status: it.Status, Role: it.Role, Content: parts(it.Content), Phase: it.Phase,
-		CallID: it.CallID, Name: it.Name, Arguments: it.Arguments, Input: it.Input, Raw: it.Raw,
+		CallID: it.CallID, Name: it.Name, Namespace: it.Namespace, Arguments: it.Arguments, Input: it.Input, Raw: it.Raw,
 	}
 	if it.Type == prompt.TypeAdditionalTools {
 		// modelclient sends an item of a type it does not know as its JSON.
@@ -132,7 +132,7 @@ func toModelItem(it prompt.Item) modelclient.Item {
 
 func fromModelItem(m modelclient.Item) *prompt.Item {
 	it := &prompt.Item{
-		Type: m.Type, ID: m.ID, Role: m.Role, Phase: m.Phase, CallID: m.CallID, Name: m.Name,
+		Type: m.Type, ID: m.ID, Role: m.Role, Phase: m.Phase, CallID: m.CallID, Name: m.Name, Namespace: m.Namespace,
 		Arguments: m.Arguments, Input: m.Input, Status: m.Status,
 	}
 	switch m.Type {
