@@ -69,6 +69,9 @@ type Config struct {
 	ProjectDocMaxBytes int
 	// ProjectDocFallbackFilenames are read where AGENTS.md is missing.
 	ProjectDocFallbackFilenames []string
+	// NoLoginShell is allow_login_shell = false: commands run with `-c`,
+	// not `-lc`, as in Codex.
+	NoLoginShell bool
 
 	// ShellEnvironment is [shell_environment_policy]: the environment the
 	// agent's commands get (package execenv builds it). Unset keys keep
@@ -263,6 +266,9 @@ func (cfg *Config) apply(fc *fileConfig, file string, opts LoadOptions) error {
 	if fc.ProjectDocFallbackFilenames != nil {
 		cfg.ProjectDocFallbackFilenames = fc.ProjectDocFallbackFilenames
 	}
+	if fc.AllowLoginShell != nil {
+		cfg.NoLoginShell = !*fc.AllowLoginShell
+	}
 	if fc.ShellEnvironmentPolicy != nil {
 		cfg.ShellEnvironment = fc.ShellEnvironmentPolicy.policy()
 	}
@@ -369,6 +375,7 @@ type fileConfig struct {
 	Instructions                *string                 `toml:"instructions"`
 	ProjectDocMaxBytes          *count                  `toml:"project_doc_max_bytes"`
 	ProjectDocFallbackFilenames []string                `toml:"project_doc_fallback_filenames"`
+	AllowLoginShell             *bool                   `toml:"allow_login_shell"`
 	OpenAIBaseURL               *string                 `toml:"openai_base_url"`
 	ShellEnvironmentPolicy      *shellEnvironmentPolicy `toml:"shell_environment_policy"`
 }

@@ -291,3 +291,17 @@ func TestLoadAndHome(t *testing.T) {
 		t.Fatal("config.toml that is a directory accepted")
 	}
 }
+
+// TestAllowLoginShell: allow_login_shell = false makes commands run with
+// `bash -c`, as in Codex; codexd ignored the key and ran `bash -lc`.
+func TestAllowLoginShell(t *testing.T) {
+	for src, want := range map[string]bool{"": false, "allow_login_shell = true\n": false, "allow_login_shell = false\n": true} {
+		cfg, err := Parse([]byte(src), "config.toml", LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.NoLoginShell != want {
+			t.Errorf("%q: NoLoginShell %v, want %v", src, cfg.NoLoginShell, want)
+		}
+	}
+}

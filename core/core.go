@@ -162,6 +162,8 @@ type Core struct {
 	execSem    chan struct{}
 	execClient *execclient.Client
 
+	rules execRules // CODEX_HOME's command rules (rules.go)
+
 	mu      sync.Mutex
 	threads map[string]*thread
 	// draining are threads that shut down while their events were still

@@ -59,6 +59,28 @@ func (tr *turn) execCommand(callID, raw string) string {
 		actions: commandActions(a.Cmd), args: a,
 	}
 	unrestricted := s.Sandbox.Mode == agent.SandboxDangerFullAccess || s.Sandbox.Mode == agent.SandboxExternal
+	// CODEX_HOME's rules come first, as in Codex: a forbidden command is
+	// refused, one they allow runs unasked and unsandboxed, and one they
+	// mark prompt is asked for without an amendment to propose.
+	switch rv := tr.t.core.checkRules(argv, x.command); {
+	case rv.forbidden != "":
+		return tools.Rejected(tools.ExecCommand, rv.forbidden)
+	case rv.allowed:
+		x.approved = true
+		return tr.runCommand(x)
+	case rv.prompt != "":
+		if policy == safety.Never {
+			return tools.Rejected(tools.ExecCommand, tools.ReasonNeverAsk)
+		}
+		if !tr.t.approvedForSession(argv) {
+			if out, ok := tr.askExec(x, rv.prompt, nil, false); !ok {
+				return out
+			}
+		}
+		x.escalated, x.approved = a.Escalated(), true
+		x.sandboxed = !unrestricted && !x.escalated
+		return tr.runCommand(x)
+	}
 	req := safety.Assess(safety.Request{
 		Argv: argv, Policy: policy, Unrestricted: unrestricted,
 		Escalated: a.Escalated(), PrefixRule: a.PrefixRule,
@@ -138,6 +160,7 @@ func (tr *turn) askExec(x *execCall, reason string, amendment []string, sandboxR
 	case agent.Accept:
 		if len(d.Amendment) > 0 {
 			tr.t.allowPrefix(d.Amendment)
+			tr.t.core.acceptAmendment(d.Amendment)
 		}
 		return "", true
 	case agent.AcceptForSession:

@@ -162,6 +162,8 @@ type twoWayApp struct {
 	stderr *bytes.Buffer
 	done   chan struct{}
 	mu     sync.Mutex
+	// onRequest answers a server request (an approval); nil accepts.
+	onRequest func(m map[string]any) any
 }
 
 func startTwoWayApp(t *testing.T, name, bin, home, work string) *twoWayApp {
@@ -248,7 +250,11 @@ func (a *twoWayApp) take(t *testing.T, what string, f func(map[string]any) bool)
 				return m
 			}
 			if _, isReq := m["method"]; isReq && m["id"] != nil {
-				a.send(t, map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"decision": "accept"}})
+				var result any = map[string]any{"decision": "accept"}
+				if a.onRequest != nil {
+					result = a.onRequest(m)
+				}
+				a.send(t, map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": result})
 			}
 		case <-a.done:
 			a.mu.Lock()
@@ -295,19 +301,25 @@ func (a *twoWayApp) stop(t *testing.T) {
 // turn/completed said of it.
 func (a *twoWayApp) runTurn(t *testing.T, threadID string, turn *twoWayTurn) {
 	t.Helper()
+	turn.header = a.runPrompt(t, threadID, turn.prompt)
+}
+
+// runPrompt runs one turn of prompt and returns its header.
+func (a *twoWayApp) runPrompt(t *testing.T, threadID, prompt string) map[string]any {
+	t.Helper()
 	a.call(t, "turn/start", map[string]any{
 		"threadId": threadID,
-		"input":    []any{map[string]any{"type": "text", "text": turn.prompt, "text_elements": []any{}}},
+		"input":    []any{map[string]any{"type": "text", "text": prompt, "text_elements": []any{}}},
 	})
 	m := a.take(t, "turn/completed", func(m map[string]any) bool {
 		p, _ := m["params"].(map[string]any)
 		return m["method"] == "turn/completed" && p["threadId"] == threadID
 	})
 	if st, _ := lookupPath(m, "params.turn.status"); st != "completed" {
-		t.Fatalf("%s: turn %q ended %v: %v", a.name, turn.prompt, st, m)
+		t.Fatalf("%s: turn %q ended %v: %v", a.name, prompt, st, m)
 	}
 	v, _ := lookupPath(m, "params.turn")
-	turn.header = turnHeader(v)
+	return turnHeader(v)
 }
 
 // turnHeaderKeys are the members of a turn that do not depend on who
