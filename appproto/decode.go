@@ -235,6 +235,11 @@ func describe(err error, doc []byte) string {
 				val = lookup(doc, se.JSONPointer)
 			}
 			got := kindName(se.JSONKind, val)
+			if se.JSONKind == '0' && strings.HasPrefix(got, "integer ") && isInteger(se.GoType) {
+				// An integer out of the type's range (-1 for a u64):
+				// serde calls it a wrong value, not a wrong type.
+				return fmt.Sprintf("invalid value: %s, expected %s", got, expectedName(se.GoType))
+			}
 			return fmt.Sprintf("invalid type: %s, expected %s", got, expectedName(se.GoType))
 		}
 		if se.Err != nil {
@@ -246,6 +251,18 @@ func describe(err error, doc []byte) string {
 		return syn.Err.Error()
 	}
 	return err.Error()
+}
+
+func isInteger(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 func kindName(k jsontext.Kind, v jsontext.Value) string {

@@ -162,6 +162,9 @@ var responseSchema = map[string]string{
 	appproto.MethodFsReadDirectory:                    "v2/FsReadDirectoryResponse",
 	appproto.MethodFsRemove:                           "v2/FsRemoveResponse",
 	appproto.MethodFsCopy:                             "v2/FsCopyResponse",
+	appproto.MethodEnvironmentAdd:                     "v2/EnvironmentAddResponse",
+	appproto.MethodEnvironmentStatus:                  "v2/EnvironmentStatusResponse",
+	appproto.MethodEnvironmentInfo:                    "v2/EnvironmentInfoResponse",
 }
 
 // validated counts the messages checked against the schema, by kind.

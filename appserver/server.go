@@ -12,6 +12,7 @@ import (
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/appproto"
+	"github.com/codexd/codexd/environment"
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
@@ -80,7 +81,10 @@ type Config struct {
 	RequiresOpenAIAuth bool
 	// ConfigWarnings go to each client after initialize (configWarning).
 	ConfigWarnings []appproto.ConfigWarningNotification
-	Logger         *slog.Logger
+	// Environments are the exec-servers of environment/*; nil means a
+	// registry of the server's own, with no environment.
+	Environments *environment.Registry
+	Logger       *slog.Logger
 }
 
 // Requirements constrain what turn/start and thread/start may override,
@@ -123,6 +127,9 @@ type Server struct {
 	sandboxCheck func(sandbox.Mode) error
 
 	fuzzy fuzzySearches // fuzzyFileSearch sessions (fuzzy.go)
+
+	envs    *environment.Registry
+	ownEnvs bool // envs is the server's: Close closes it
 }
 
 // ErrServerClosed is returned by ServeStream and NewClient after Close.
@@ -160,6 +167,9 @@ func New(cfg Config) (*Server, error) {
 
 		sandboxCheck: sandbox.Check,
 	}
+	if s.envs = cfg.Environments; s.envs == nil {
+		s.envs, s.ownEnvs = environment.New(environment.Options{}), true
+	}
 	s.installationID = cfg.InstallationID
 	if s.installationID == "" {
 		s.installationID = uuid.NewString()
@@ -171,6 +181,7 @@ func New(cfg Config) (*Server, error) {
 
 // registerAll binds every method codexd serves to its handler.
 func (s *Server) registerAll() {
+	s.registerEnvironments()
 	register(s, appproto.Initialize, s.initialize)
 	register(s, appproto.ThreadStart, s.threadStart)
 	register(s, appproto.ThreadResume, s.threadResume)
@@ -250,6 +261,9 @@ func (s *Server) Close() error {
 		t.shutdown()
 	}
 	s.listeners.Wait()
+	if s.ownEnvs {
+		return s.envs.Close()
+	}
 	return nil
 }
 

@@ -22,13 +22,17 @@ var appVarNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 //	{"session":"turn-hello","transport":"stdio"}
 //	{"session":"two-clients","transport":"ws","files":{"a.txt":"hi\n"},"deliberate":["ID"]}
 //	{"session":"text-limit","transport":"stdio","texts":{"AT":{"prefix":"MOCK:hello ","fill":"x","chars":1048576}}}
+//	{"session":"environments","transport":"stdio","execServers":["X"]}
 //
 // transport is "stdio" (one client, A, on the server's stdin and stdout)
 // or "ws" (the server listens on ws://127.0.0.1:0; clients A, B... connect
 // on first use). files are written into the side's work directory (the
 // server's cwd) before it starts. texts bind $NAME to a long text, prefix
 // then fill repeated up to chars Unicode characters (masked as <$NAME>
-// where it shows). deliberate names listed deliberate
+// where it shows). execServers start, per side, one exec-server each
+// (codexd's, in the test process, on a loopback WebSocket, confined to a
+// root of its own) and bind $NAME to its URL and $NAME_ROOT to its root.
+// deliberate names listed deliberate
 // differences whose effects carry over to later steps of this session.
 //
 // Every other line is a step, on client "c" (default A):
@@ -65,6 +69,7 @@ type appSession struct {
 	files      []appFile
 	deliberate []string
 	texts      map[string]string
+	execs      []string
 	steps      []appStep
 }
 
@@ -138,6 +143,7 @@ func parseAppSession(path string) (*appSession, error) {
 				Files      map[string]string  `json:"files"`
 				Deliberate []string           `json:"deliberate"`
 				Texts      map[string]appText `json:"texts"`
+				Execs      []string           `json:"execServers"`
 			}
 			if err := json.Unmarshal(line, &h); err != nil || h.Session == "" {
 				return nil, fmt.Errorf("%s: the first line must be the session's header {\"session\":NAME,\"transport\":...}", where)
@@ -146,6 +152,12 @@ func parseAppSession(path string) (*appSession, error) {
 				return nil, fmt.Errorf("%s: transport must be stdio or ws, not %q", where, h.Transport)
 			}
 			s.name, s.transport, s.deliberate = h.Session, h.Transport, h.Deliberate
+			for _, name := range h.Execs {
+				if !appVarNameRE.MatchString(name) {
+					return nil, fmt.Errorf("%s: exec-server %q: want an upper-case name", where, name)
+				}
+			}
+			s.execs = h.Execs
 			for name, t := range h.Texts {
 				n := t.Chars - utf8.RuneCountInString(t.Prefix)
 				if !appVarNameRE.MatchString(name) || t.Fill == "" || utf8.RuneCountInString(t.Fill) != 1 || n < 0 || t.Chars > 4<<20 {

@@ -24,6 +24,8 @@ type appRule struct {
 	declared bool
 }
 
+const execDialPrefix = "failed to connect to exec-server websocket `"
+
 var appRules = []appRule{
 	// Not sent by codexd (the README's list of notifications it does not
 	// send).
@@ -67,6 +69,23 @@ var appRules = []appRule{
 			}
 		}
 	})},
+	// A failed connection to an exec-server names the URL as Codex does;
+	// what the dialler says after it is worded by Go.
+	{id: "exec-dial-wording", fix: func(_ *appSession, it *appItem) {
+		for _, v := range []any{it.codex, it.codexd} {
+			walkMaps(v, func(m map[string]any) {
+				for _, k := range []string{"message", "error"} {
+					if s, ok := m[k].(string); ok {
+						if i := strings.Index(s, execDialPrefix); i >= 0 {
+							if j := strings.Index(s[i+len(execDialPrefix):], "`: "); j >= 0 {
+								m[k] = s[:i+len(execDialPrefix)+j+3] + "<dial error>"
+							}
+						}
+					}
+				}
+			})
+		}
+	}},
 	// Methods of Codex's that codexd does not serve answer -32601.
 	{id: "unserved-methods", fix: eachAnswerPair(func(it *appItem, a, b map[string]any) {
 		if code, msg, ok := answerError(b); ok && code == "-32601" && strings.HasSuffix(msg, "` is not supported by codexd") {

@@ -185,6 +185,7 @@ type appRunner struct {
 	stderr  *lockedBuffer
 	syncN   int
 	lastReq map[string]map[string]any // per connection, the server request a reply answers
+	execs   []func()                  // stop the session's exec-servers
 }
 
 var wsURLRE = regexp.MustCompile(`ws://127\.0\.0\.1:[0-9]+`)
@@ -199,6 +200,13 @@ func runAppSession(side appSide, sess *appSession, dirs appDirs) *appObservation
 	r.obs.vars["H"] = dirs.home
 	for name, text := range sess.texts {
 		r.obs.vars[name] = text
+	}
+	for _, name := range sess.execs {
+		if err := r.startExecServer(name); err != nil {
+			r.obs.fatal = err
+			r.stop()
+			return r.obs
+		}
 	}
 	if err := r.start(); err != nil {
 		r.obs.fatal = err
@@ -446,6 +454,61 @@ func (r *appRunner) stop() {
 	}
 	if r.model != nil {
 		_ = r.model.Close()
+	}
+	for _, stop := range r.execs {
+		stop()
+	}
+}
+
+// startExecServer starts the exec-server $name of the session: a
+// `codexd exec-server` process (not in this process: an exec-server
+// refuses connections from its own descendants, which the app-server
+// would be), on a loopback WebSocket, confined to a root of its own.
+func (r *appRunner) startExecServer(name string) error {
+	root := filepath.Join(r.dirs.tmp, "exec-"+strings.ToLower(name))
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command(os.Getenv("CODEXD_APPDIFF_BIN"), "exec-server", "--listen", "ws://127.0.0.1:0", "--root", root)
+	cmd.Dir = root
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.dirs.home, "TMPDIR=" + r.dirs.tmp, "LANG=C.UTF-8"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Stderr = r.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting exec-server %s: %v", name, err)
+	}
+	waited := make(chan struct{})
+	r.execs = append(r.execs, func() {
+		_ = cmd.Process.Kill()
+		<-waited
+	})
+	urls := make(chan string, 1)
+	go func() {
+		defer close(waited)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u := wsURLRE.FindString(sc.Text()); u != "" {
+				select {
+				case urls <- u:
+				default:
+				}
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	select {
+	case u := <-urls:
+		r.obs.vars[name] = u
+		r.obs.vars[name+"_ROOT"] = root
+		return nil
+	case <-waited:
+		return fmt.Errorf("exec-server %s ended before it listened", name)
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("exec-server %s printed no URL", name)
 	}
 }
 

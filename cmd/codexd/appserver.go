@@ -19,6 +19,7 @@ import (
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appserver"
 	"github.com/codexd/codexd/config"
+	"github.com/codexd/codexd/environment"
 	"github.com/codexd/codexd/execenv"
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/jsonrpc"
@@ -84,6 +85,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	var warnings []appproto.ConfigWarningNotification
 	var commandEnv func() map[string]string
 	var listSkills func(string) ([]skills.Skill, []skills.LoadError)
+	var envs *environment.Registry
 	if *benchCore > 0 {
 		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
 		defer core.Close()
@@ -94,7 +96,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 			return 1
 		}
 		defer rt.Close()
-		core = rt.Core
+		core, envs = rt.Core, rt.Environments
 		signIn, requiresOpenAIAuth = rt.Auth, rt.Config.Provider.RequiresOpenAIAuth
 		for _, w := range rt.Config.Warnings {
 			n := appproto.ConfigWarningNotification{Summary: w.Summary, Details: &w.Details}
@@ -117,7 +119,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		}
 	}
 	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots},
-		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, ConfigWarnings: warnings, Skills: listSkills, Logger: log})
+		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, ConfigWarnings: warnings, Skills: listSkills, Environments: envs, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd app-server:", err)
 		return 2

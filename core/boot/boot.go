@@ -56,6 +56,9 @@ type Runtime struct {
 	// Auth is CODEX_HOME's stored sign-in (auth.json), which the core's
 	// OpenAI provider uses and account/read reports.
 	Auth *auth.Manager
+	// Environments are the exec-servers environment/* manage; the
+	// registry owns local (the one the core runs on) when it includes it.
+	Environments *environment.Registry
 
 	closers []func() error
 }
@@ -94,7 +97,26 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 	if err != nil {
 		return nil, err
 	}
-	rt.closers = append(rt.closers, local.Close)
+	// The environments (environment/*): local, unless environments.toml
+	// leaves it out, and the file's remote exec-servers.
+	envFile, _, err := environment.LoadFile(cfg.CodexHome)
+	if err != nil {
+		_ = local.Close()
+		return nil, err
+	}
+	if envFile.IncludeLocal {
+		rt.Environments, err = environment.FromFile(envFile, local, execclient.Options{})
+	} else {
+		rt.closers = append(rt.closers, local.Close)
+		rt.Environments, err = environment.FromFile(envFile, nil, execclient.Options{})
+	}
+	if err != nil {
+		if envFile.IncludeLocal {
+			_ = local.Close()
+		}
+		return nil, err
+	}
+	rt.closers = append(rt.closers, rt.Environments.Close)
 	var st store.Store
 	if !opts.NoStore {
 		// The core closes the store. It opens on first use: its SQLite
