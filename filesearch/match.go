@@ -3,6 +3,7 @@ package filesearch
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -110,7 +111,8 @@ func fold(r rune) rune {
 type pattern struct {
 	atoms     [][]rune
 	text      string // the folded query, to recognise an exact name
-	normalize bool   // fold diacritics away ("ü" as "u")
+	textRunes int
+	normalize bool // fold diacritics away ("ü" as "u")
 }
 
 func parsePattern(q string) pattern {
@@ -130,6 +132,7 @@ func parsePattern(q string) pattern {
 		p.atoms = append(p.atoms, a)
 	}
 	p.text = p.foldString(strings.TrimSpace(q))
+	p.textRunes = utf8.RuneCountInString(p.text)
 	return p
 }
 
@@ -158,43 +161,60 @@ const maxMatchRunes = 4096
 
 // matcher holds the buffers one goroutine reuses across paths.
 type matcher struct {
-	hay    []rune
-	folded []rune
-	bonus  []int
-	rows   [][]cell
-	idx    []int
+	matched bool // the last match call matched, admitted or not
+	hay     []rune
+	folded  []rune
+	bonus   []int
+	rows    [][]cell
+	idx     []int
 }
 
 // cell is one (needle char, haystack char) entry of the alignment: the
-// best score of an alignment that matches the needle char exactly here.
+// best score of an alignment that matches the needle char exactly here
+// (score), and the best with the needle char matched before this column
+// and a gap since (pScore).
 type cell struct {
-	score    int
-	cbonus   int  // the bonus a consecutive run carries on
-	valid    bool // some alignment ends here
-	consec   bool // it came straight from the previous char's match
-	pFromM   bool // the gap score at this column came from a match just before
-	pScore   int  // best score with the needle char matched before this column
-	pReached bool
+	score  int32
+	pScore int32
+	cbonus uint8 // the bonus a consecutive run carries on
+	flags  uint8
 }
+
+const (
+	valid    = 1 << iota // some alignment ends here
+	consec               // it came straight from the previous char's match
+	pFromM               // the gap score came from a match just before
+	pReached             // some alignment has the needle char before here
+)
 
 // score matches p against path and returns its score and the matched rune
 // indices (sorted, unique), or ok false when some atom does not match.
 func (m *matcher) score(p pattern, path string) (score int, indices []int, ok bool) {
-	m.hay = m.hay[:0]
-	for _, r := range path {
-		m.hay = append(m.hay, r)
-	}
-	if len(m.hay) > maxMatchRunes {
+	if len(path) > 4*maxMatchRunes {
 		return 0, nil, false
 	}
 	m.folded = m.folded[:0]
 	m.bonus = m.bonus[:0]
 	prev := classDelim // a path's start counts as after a '/'
-	for _, r := range m.hay {
-		c := classOf(r)
-		m.folded = append(m.folded, p.fold(r))
+	for k := 0; k < len(path); {
+		var r rune
+		var c charClass
+		if b := path[k]; b < 0x80 {
+			// The common case, by table: no Unicode lookups.
+			r, c = rune(asciiFold[b]), asciiClass[b]
+			k++
+		} else {
+			var size int
+			r, size = utf8.DecodeRuneInString(path[k:])
+			c, r = classOf(r), p.fold(r)
+			k += size
+		}
+		m.folded = append(m.folded, r)
 		m.bonus = append(m.bonus, bonusFor(prev, c))
 		prev = c
+	}
+	if len(m.folded) > maxMatchRunes {
+		return 0, nil, false
 	}
 	m.idx = m.idx[:0]
 	total := 0
@@ -208,6 +228,14 @@ func (m *matcher) score(p pattern, path string) (score int, indices []int, ok bo
 	return total, sortUnique(m.idx), true
 }
 
+// asciiFold and asciiClass are fold and classOf for the ASCII bytes.
+var asciiFold, asciiClass = func() (f [128]byte, c [128]charClass) {
+	for b := 0; b < 128; b++ {
+		f[b], c[b] = byte(fold(rune(b))), classOf(rune(b))
+	}
+	return
+}()
+
 // align finds the best alignment of needle in the folded haystack, as the
 // nucleo scorer's recurrence defines "best", and appends its indices.
 func (m *matcher) align(needle []rune) (int, bool) {
@@ -217,6 +245,9 @@ func (m *matcher) align(needle []rune) (int, bool) {
 	}
 	if n > h {
 		return 0, false
+	}
+	if n == 1 {
+		return m.alignOne(needle[0])
 	}
 	for len(m.rows) < n {
 		m.rows = append(m.rows, nil)
@@ -231,7 +262,8 @@ func (m *matcher) align(needle []rune) (int, bool) {
 	// Row 0: the first needle char, which earns its bonus twice.
 	for j := 0; j < h; j++ {
 		if m.folded[j] == needle[0] {
-			m.rows[0][j] = cell{score: scoreMatch + m.bonus[j]*firstCharMult, cbonus: m.bonus[j], valid: true}
+			b := m.bonus[j]
+			m.rows[0][j] = cell{score: int32(scoreMatch + b*firstCharMult), cbonus: uint8(b), flags: valid}
 		}
 	}
 	for i := 0; i < n; i++ {
@@ -239,60 +271,59 @@ func (m *matcher) align(needle []rune) (int, bool) {
 		// The gap scores of row i: the best alignment of needle[:i+1]
 		// that ended before column j, less the gap's penalty.
 		for j := 1; j < h; j++ {
-			prevM, prevP := row[j-1], row[j-1]
-			fromM, fromP := -1, -1
-			if prevM.valid {
-				fromM = max(prevM.score-penaltyGapStart, 0)
+			prev := &row[j-1]
+			fromM, fromP := int32(-1), int32(-1)
+			if prev.flags&valid != 0 {
+				fromM = max(prev.score-penaltyGapStart, 0)
 			}
-			if prevP.pReached {
-				fromP = max(prevP.pScore-penaltyGapExtend, 0)
+			if prev.flags&pReached != 0 {
+				fromP = max(prev.pScore-penaltyGapExtend, 0)
 			}
 			switch {
 			case fromM < 0 && fromP < 0:
 			case fromM > fromP:
-				row[j].pScore, row[j].pFromM, row[j].pReached = fromM, true, true
+				row[j].pScore, row[j].flags = fromM, row[j].flags|pFromM|pReached
 			default:
-				row[j].pScore, row[j].pFromM, row[j].pReached = fromP, false, true
+				row[j].pScore, row[j].flags = fromP, row[j].flags|pReached
 			}
 		}
 		if i+1 == n {
 			break
 		}
-		next := m.rows[i+1]
+		next, want := m.rows[i+1], needle[i+1]
 		for j := 1; j < h; j++ {
-			if m.folded[j] != needle[i+1] {
+			if m.folded[j] != want {
 				continue
 			}
-			b := m.bonus[j]
-			here, gap := row[j-1], row[j-1]
-			if !here.valid {
-				if gap.pReached {
-					next[j] = cell{score: gap.pScore + b + scoreMatch, cbonus: b, valid: true}
+			b := int32(m.bonus[j])
+			prev := &row[j-1]
+			if prev.flags&valid == 0 {
+				if prev.flags&pReached != 0 {
+					next[j] = cell{score: prev.pScore + b + scoreMatch, cbonus: uint8(b), flags: valid}
 				}
 				continue
 			}
-			cb := max(here.cbonus, bonusConsecutive)
+			cb := max(int32(prev.cbonus), bonusConsecutive)
 			if b >= bonusBoundary && b > cb {
 				cb = b
 			}
-			viaMatch := here.score + max(cb, b)
-			viaGap := -1
-			if gap.pReached {
-				viaGap = gap.pScore + b
+			viaMatch := prev.score + max(cb, b)
+			viaGap := int32(-1)
+			if prev.flags&pReached != 0 {
+				viaGap = prev.pScore + b
 			}
 			if viaMatch > viaGap {
-				next[j] = cell{score: viaMatch + scoreMatch, cbonus: cb, valid: true, consec: true}
+				next[j] = cell{score: viaMatch + scoreMatch, cbonus: uint8(cb), flags: valid | consec}
 			} else {
-				next[j] = cell{score: viaGap + scoreMatch, cbonus: b, valid: true}
+				next[j] = cell{score: viaGap + scoreMatch, cbonus: uint8(b), flags: valid}
 			}
 		}
 	}
 	last := m.rows[n-1]
-	end, best := -1, -1
+	end, best := -1, int32(-1)
 	for j := 0; j < h; j++ {
-		// Of equal scores the reference scorer keeps the last end, except
-		// for a one-character needle, where it keeps the first.
-		if last[j].valid && (last[j].score > best || last[j].score == best && n > 1) {
+		// Of equal scores the reference scorer keeps the last end.
+		if last[j].flags&valid != 0 && last[j].score >= best {
 			end, best = j, last[j].score
 		}
 	}
@@ -307,17 +338,33 @@ func (m *matcher) align(needle []rune) (int, bool) {
 		if i == 0 {
 			break
 		}
-		if m.rows[i][j].consec {
+		if m.rows[i][j].flags&consec != 0 {
 			j--
 			continue
 		}
 		k := j - 1
-		for !m.rows[i-1][k].pFromM {
+		for m.rows[i-1][k].flags&pFromM == 0 {
 			k--
 		}
 		j = k - 1
 	}
-	return best, true
+	return int(best), true
+}
+
+// alignOne is a one-character needle: the position with the highest bonus,
+// the first of equals, as the reference scorer takes it.
+func (m *matcher) alignOne(c rune) (int, bool) {
+	at, best := -1, -1
+	for j, r := range m.folded {
+		if r == c && m.bonus[j] > best {
+			at, best = j, m.bonus[j]
+		}
+	}
+	if at < 0 {
+		return 0, false
+	}
+	m.idx = append(m.idx, at)
+	return scoreMatch + best*firstCharMult, true
 }
 
 func sortUnique(xs []int) []int {

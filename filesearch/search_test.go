@@ -231,3 +231,44 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// TestSessionNarrowingMatchesAFreshSearch: a session narrows each query
+// that extends the last to what the last matched; the answers must be a
+// fresh search's.
+func TestSessionNarrowingMatchesAFreshSearch(t *testing.T) {
+	_, root := loadRecorded(t)
+	ups := make(chan Update, 64)
+	s, err := NewSession([]string{root}, func(u Update) { ups <- u })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	final := func(q string) []Match {
+		t.Helper()
+		var last []Match
+		for {
+			select {
+			case u := <-ups:
+				if u.Query == q && u.Complete {
+					return last
+				}
+				if u.Query == q {
+					last = u.Matches
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no final report for %q", q)
+			}
+		}
+	}
+	final("")
+	for _, q := range []string{"s", "sr", "src", "src/", "src/a", "src/ap", "src/app s", "x", "xy", "ü", "üm"} {
+		s.Set(q)
+		got := final(q)
+		want := Search(context.Background(), q, []string{root})
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Errorf("%q: session %s\nfresh %s", q, gb, wb)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package filesearch
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 )
 
@@ -35,6 +36,14 @@ type Session struct {
 
 	mu      sync.Mutex
 	entries []entry
+
+	// last is the latest query matched, and which entries (of the first
+	// upto) it matched; only the session's goroutine uses it.
+	last struct {
+		query   string
+		matched []int32
+		upto    int
+	}
 }
 
 // NewSession starts walking roots and returns at once. report receives an
@@ -120,7 +129,19 @@ func (s *Session) emit(ctx context.Context, q string, final bool) {
 		s.mu.Lock()
 		ents := s.entries[:len(s.entries):len(s.entries)]
 		s.mu.Unlock()
-		ms = rank(ctx, p, s.roots, ents)
+		// Typing on extends the query, and a query that extends another
+		// matches only entries the other matched: score those, and what
+		// the walk found since.
+		var cand []int32
+		from := 0
+		if s.last.query != "" && strings.HasPrefix(q, s.last.query) {
+			cand, from = s.last.matched, s.last.upto
+		}
+		var matched []int32
+		ms, matched = rankSome(ctx, p, s.roots, ents, cand, from)
+		if ctx.Err() == nil {
+			s.last.query, s.last.matched, s.last.upto = q, matched, len(ents)
+		}
 	}
 	if ctx.Err() != nil {
 		return
