@@ -213,6 +213,19 @@ func agentInputs(in []appproto.UserInput) []agent.Input {
 	return out
 }
 
+// remoteImage is the error for an image input with an http(s) URL, which
+// Codex 0.169 refuses before the turn (-32600): the model takes images
+// inline only.
+func remoteImage(in []appproto.UserInput) error {
+	for _, u := range in {
+		scheme, _, ok := strings.Cut(u.URL, ":")
+		if u.Type == "image" && ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")) {
+			return invalidRequest("remote image URLs are not supported; use an inline data URL instead")
+		}
+	}
+	return nil
+}
+
 // inputChars counts the characters of the text inputs, as Codex's limit
 // does.
 func inputChars(in []appproto.UserInput) int {

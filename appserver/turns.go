@@ -46,6 +46,9 @@ func (s *Server) turnStart(ctx context.Context, c *call, p appproto.TurnStartPar
 	if n := inputChars(p.Input); n > appproto.MaxInputChars {
 		return appproto.TurnStartResponse{}, inputTooLarge(n)
 	}
+	if err := remoteImage(p.Input); err != nil {
+		return appproto.TurnStartResponse{}, err
+	}
 	if p.Permissions != nil && p.SandboxPolicy != nil {
 		return appproto.TurnStartResponse{}, invalidRequest("`permissions` cannot be combined with `sandboxPolicy`")
 	}

@@ -171,6 +171,11 @@ func TestTurnStartValidation(t *testing.T) {
 	if err.Code != -32602 || string(err.Data) != `{"input_error_code":"input_too_large","max_chars":1048576,"actual_chars":1048578}` {
 		t.Fatalf("too large: %+v %s", err, err.Data)
 	}
+	for _, url := range []string{"https://example.com/a.png", "HTTP://example.com/a.png"} {
+		if err := start(map[string]any{"input": []any{map[string]any{"type": "image", "url": url}}}); err.Code != -32600 || err.Message != "remote image URLs are not supported; use an inline data URL instead" {
+			t.Fatalf("a remote image URL: %+v", err)
+		}
+	}
 	if err := start(map[string]any{"permissions": ":workspace", "sandboxPolicy": map[string]any{"type": "readOnly"}}); err.Message != "`permissions` cannot be combined with `sandboxPolicy`" {
 		t.Fatalf("permissions and sandboxPolicy: %+v", err)
 	}

@@ -104,7 +104,7 @@ func toModelRequest(r *prompt.Request) modelclient.Request {
 func parts(cs []prompt.Content) []modelclient.ContentPart {
 	out := make([]modelclient.ContentPart, len(cs))
 	for i, c := range cs {
-		out[i] = modelclient.ContentPart{Type: c.Type, Text: c.Text, ImageURL: c.ImageURL}
+		out[i] = modelclient.ContentPart{Type: c.Type, Text: c.Text, ImageURL: c.ImageURL, Detail: c.Detail}
 	}
 	return out
 }
@@ -143,7 +143,7 @@ func fromModelItem(m modelclient.Item) *prompt.Item {
 		it.Raw = m.Raw
 	}
 	for _, c := range m.Content {
-		it.Content = append(it.Content, prompt.Content{Type: c.Type, Text: c.Text, ImageURL: c.ImageURL})
+		it.Content = append(it.Content, prompt.Content{Type: c.Type, Text: c.Text, ImageURL: c.ImageURL, Detail: c.Detail})
 	}
 	for _, s := range m.Summary {
 		it.Summary = append(it.Summary, prompt.Summary{Type: s.Type, Text: s.Text})

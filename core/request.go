@@ -145,6 +145,9 @@ func (tr *turn) buildRequest() *prompt.Request {
 		}
 	}
 
+	if info.UseResponsesLite {
+		input = withoutImageDetail(input)
+	}
 	req := &prompt.Request{
 		Model:             s.Model,
 		Input:             input,

@@ -183,7 +183,7 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 			tr.recordContext()
 		}
 		for _, in := range inputs {
-			tr.t.appendHistory(tr.id, userMessageItem(in.input))
+			tr.t.appendHistory(tr.id, userMessageItem(in.input, tr.imagePrep()))
 			tr.t.appendHistory(tr.id, tr.skillItems(in.input)...)
 		}
 		tr.t.appendHistory(tr.id, tr.takePending()...)
@@ -264,15 +264,19 @@ func (tr *turn) showUserMessage(in queuedInput) {
 	tr.t.notePreview(in.input)
 }
 
-// userMessageItem converts user input into a model message.
-func userMessageItem(in []agent.Input) prompt.Item {
+// userMessageItem converts user input into a model message; images are
+// read and prepared with img (images.go).
+func userMessageItem(in []agent.Input, img imagePrep) prompt.Item {
 	it := prompt.Item{Type: prompt.TypeMessage, Role: "user", ID: newMessageID()}
+	n := 0 // images so far, which numbers a local image
 	for _, p := range in {
 		switch p.Type {
 		case "image":
-			it.Content = append(it.Content, prompt.Content{Type: "input_image", ImageURL: p.URL})
+			n++
+			it.Content = append(it.Content, img.imageURLPart(p))
 		case "localImage":
-			it.Content = append(it.Content, prompt.Content{Type: "input_text", Text: fmt.Sprintf("[image: %s]", p.Path)})
+			n++
+			it.Content = append(it.Content, img.localImageParts(p, n)...)
 		case "skill":
 			// The skill's instructions follow in a message of their own
 			// (skillItems), as in Codex.

@@ -4,8 +4,12 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	_ "image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -36,7 +40,7 @@ import (
 // the model request's differences.
 //
 // Session, per model: a command (MOCK:exec), a patch (a custom
-// apply_patch call), a turn after the cwd, sandbox and approval policy
+// apply_patch call), a turn with a local image, a turn after the cwd, sandbox and approval policy
 // changed, and a turn of the thread resumed by a new server process.
 // Models: gpt-5.5 under workspace-write, codex-auto-review (code mode)
 // under read-only, and a model without metadata under danger-full-access.
@@ -174,6 +178,11 @@ func reqRunSession(bin, dir, model, sandbox string) ([]*mockmodel.Exchange, erro
 	if err := os.WriteFile(filepath.Join(work, "AGENTS.md"), []byte("Keep answers short.\n"), 0o644); err != nil {
 		return nil, err
 	}
+	// A 3×2 PNG, for the turn with a local image.
+	dot, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAFklEQVR4nGL5//8/AxgwMcAAIAAA//82QgMEQlGpYwAAAABJRU5ErkJggg==")
+	if err := os.WriteFile(filepath.Join(work, "dot.png"), dot, 0o644); err != nil {
+		return nil, err
+	}
 	script, err := mockmodel.ParseScript([]byte(`{"rules": [
 	  {"when": {"userContains": "PATCHME", "step": 0},
 	   "respond": {"output": [{"type": "custom_tool_call", "name": "apply_patch",
@@ -224,7 +233,12 @@ stream_max_retries = 0
 	}
 	tid := started.Thread.ID
 	turn := func(s *reqServer, text string, extra map[string]any) error {
-		p := map[string]any{"threadId": tid, "input": []any{map[string]any{"type": "text", "text": text, "text_elements": []any{}}}}
+		input := []any{map[string]any{"type": "text", "text": text, "text_elements": []any{}}}
+		if img, ok := extra["localImage"]; ok {
+			input = append(input, map[string]any{"type": "localImage", "path": img})
+			delete(extra, "localImage")
+		}
+		p := map[string]any{"threadId": tid, "input": input}
 		for k, v := range extra {
 			p[k] = v
 		}
@@ -239,6 +253,7 @@ stream_max_retries = 0
 	}{
 		{"MOCK:exec echo hi", nil},
 		{"PATCHME add a note", nil},
+		{"MOCK:hello look at this", map[string]any{"localImage": filepath.Join(work, "dot.png")}},
 		{"MOCK:hello after the change", map[string]any{"cwd": filepath.Join(work, "sub"), "approvalPolicy": "on-request", "sandboxPolicy": map[string]any{"type": "readOnly"}}},
 	}
 	for _, st := range steps {
@@ -558,6 +573,10 @@ func reqInput(v any, mask func(string) string) any {
 			var blocks []any
 			for _, p := range parts {
 				pm, _ := p.(map[string]any)
+				if pm["type"] == "input_image" {
+					blocks = append(blocks, reqImage(pm))
+					continue
+				}
 				text, _ := pm["text"].(string)
 				blocks = append(blocks, pm["type"].(string)+" "+reqBlock(text, m["role"] == "developer" && i <= 1, mask))
 			}
@@ -570,6 +589,26 @@ func reqInput(v any, mask func(string) string) any {
 		out = append(out, shape)
 	}
 	return out
+}
+
+// reqImage is an image part's detail, and its data URL's media type and
+// size (the bytes themselves are compared by the core's tests).
+func reqImage(p map[string]any) string {
+	url, _ := p["image_url"].(string)
+	s := fmt.Sprintf("input_image detail=%v", p["detail"])
+	mime, b64, ok := strings.Cut(strings.TrimPrefix(url, "data:"), ";base64,")
+	if !ok {
+		return s + " " + url
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return s + " bad base64"
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return s + " " + mime + " undecodable"
+	}
+	return fmt.Sprintf("%s %s %dx%d", s, mime, cfg.Width, cfg.Height)
 }
 
 func reqBlock(text string, first bool, mask func(string) string) string {

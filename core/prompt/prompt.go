@@ -100,6 +100,8 @@ type Content struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
 	ImageURL string `json:"image_url,omitempty"`
+	// Detail is an input_image's detail level ("high", "original"...).
+	Detail string `json:"detail,omitempty"`
 }
 
 // Summary is one part of a reasoning summary.

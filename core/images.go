@@ -1,0 +1,205 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/imageinput"
+)
+
+// Images in the model's input, as Codex 0.169 sends them. A local image
+// becomes three parts of the user message: an open tag naming it
+// ([Image #N], N its place among the message's images, and the path as
+// the user gave it), the image as a data URL, and a close tag. An image
+// URL input is sent as an image alone. Every data URL is prepared to the
+// model's limits (imageinput): at original detail for a model that takes
+// it, else at the detail asked for, high by default. What cannot be read
+// or prepared is replaced by a short text saying so, and the turn goes on,
+// as in Codex (it is not an error: the user sees their message and the
+// model is told).
+const (
+	localImageOpen = "<image name=[Image #%d] path=%q>"
+	imageClose     = "</image>"
+)
+
+// The texts that replace an image the model cannot be sent. Codex's facts,
+// codexd's words.
+const (
+	imageUnreadableText  = "codexd could not read the local image at `%s`: %s"
+	imageUnusableText    = "image omitted: it could not be decoded or prepared"
+	imageTooLargeText    = "image omitted: it is larger than the supported limit; send a smaller image"
+	imageRemoteText      = "image omitted: remote image URLs are not supported"
+	imageLowDetailText   = "image omitted: detail 'low' is not supported; use 'high', 'original' or 'auto'"
+	detailHigh           = "high"
+	detailOriginal       = "original"
+	imageDetailLow       = "low"
+	imageReadPathUnknown = "the path is empty"
+)
+
+// imagePrep is what converting a message's images needs: whether the
+// model takes original detail, the cwd a relative path is taken from, and
+// how to read a file (through the thread's environment).
+type imagePrep struct {
+	original bool
+	cwd      string
+	read     func(path string) ([]byte, error)
+}
+
+// imagePrep reads through the turn's exec-server.
+func (tr *turn) imagePrep() imagePrep {
+	info := tr.t.core.modelInfo(tr.settings.Model)
+	return imagePrep{
+		// A Responses Lite model takes every image at original detail too
+		// (and is sent no detail: withoutImageDetail).
+		original: info.SupportsImageDetailOriginal || info.UseResponsesLite,
+		cwd:      tr.settings.Cwd,
+		read:     func(path string) ([]byte, error) { return readImageFile(tr.ctx, tr.t.core, path) },
+	}
+}
+
+// readImageFile reads path on the exec-server's machine, refusing a
+// directory or a file past imageinput.MaxInputBytes before reading it.
+func readImageFile(ctx context.Context, c *Core, path string) ([]byte, error) {
+	ec, err := c.exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := ec.Stat(ctx, path, true)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDirectory {
+		return nil, errors.New("is a directory")
+	}
+	if st.Size > imageinput.MaxInputBytes {
+		return nil, fmt.Errorf("the file has %d bytes, more than the %d an image may have", st.Size, imageinput.MaxInputBytes)
+	}
+	return ec.ReadFile(ctx, path)
+}
+
+// localImageParts are a localImage input's parts, the nth image of its
+// message.
+func (p imagePrep) localImageParts(in agent.Input, n int) []prompt.Content {
+	path := in.Path
+	if path != "" && !filepath.IsAbs(path) && p.cwd != "" {
+		path = filepath.Join(p.cwd, path)
+	}
+	var data []byte
+	err := errors.New(imageReadPathUnknown)
+	if path != "" && p.read != nil {
+		data, err = p.read(path)
+	}
+	if err != nil {
+		return []prompt.Content{{Type: "input_text", Text: fmt.Sprintf(imageUnreadableText, in.Path, readErrorText(err))}}
+	}
+	return []prompt.Content{
+		{Type: "input_text", Text: fmt.Sprintf(localImageOpen, n, in.Path)},
+		p.prepare(data, in.Detail),
+		{Type: "input_text", Text: imageClose},
+	}
+}
+
+// imageURLPart is an image input's part.
+func (p imagePrep) imageURLPart(in agent.Input) prompt.Content {
+	url := in.URL
+	if isRemoteImageURL(url) {
+		return prompt.Content{Type: "input_text", Text: imageRemoteText}
+	}
+	if !isDataURL(url) {
+		// Neither remote nor inline (file:...): sent as it is, as Codex
+		// does.
+		d := in.Detail
+		if d == "" {
+			d = detailHigh
+		}
+		return prompt.Content{Type: "input_image", ImageURL: url, Detail: d}
+	}
+	data, err := imageinput.ParseDataURL(url)
+	if err != nil {
+		return prompt.Content{Type: "input_text", Text: imageErrorText(err)}
+	}
+	return p.prepare(data, in.Detail)
+}
+
+// prepare makes an image part of data at the detail the model and the
+// input ask for.
+func (p imagePrep) prepare(data []byte, detail string) prompt.Content {
+	lim := imageinput.High
+	switch {
+	case p.original:
+		lim, detail = imageinput.Original, detailOriginal
+	case detail == imageDetailLow:
+		return prompt.Content{Type: "input_text", Text: imageLowDetailText}
+	case detail == detailOriginal:
+		lim = imageinput.Original
+	case detail == "":
+		detail = detailHigh
+	}
+	img, err := imageinput.Prepare(data, lim)
+	if err != nil {
+		return prompt.Content{Type: "input_text", Text: imageErrorText(err)}
+	}
+	return prompt.Content{Type: "input_image", ImageURL: img.DataURL(), Detail: detail}
+}
+
+func imageErrorText(err error) string {
+	if errors.Is(err, imageinput.ErrTooLarge) {
+		return imageTooLargeText
+	}
+	return imageUnusableText
+}
+
+// readErrorText is a read error without the operation and path the
+// message already names.
+func readErrorText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err.Error()
+}
+
+func isRemoteImageURL(url string) bool {
+	scheme, _, ok := strings.Cut(url, ":")
+	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
+}
+
+func isDataURL(url string) bool {
+	return len(url) >= 5 && strings.EqualFold(url[:5], "data:")
+}
+
+// withoutImageDetail is input with no image part's detail, as Codex sends
+// a Responses Lite model images: the history keeps the detail, the copy
+// sent goes without it.
+func withoutImageDetail(input []prompt.Item) []prompt.Item {
+	var out []prompt.Item
+	for i, it := range input {
+		has := false
+		for _, c := range it.Content {
+			has = has || (c.Type == "input_image" && c.Detail != "")
+		}
+		if !has {
+			continue
+		}
+		if out == nil {
+			out = append([]prompt.Item(nil), input...)
+		}
+		it.Content = append([]prompt.Content(nil), it.Content...)
+		for k := range it.Content {
+			if it.Content[k].Type == "input_image" {
+				it.Content[k].Detail = ""
+			}
+		}
+		out[i] = it
+	}
+	if out == nil {
+		return input
+	}
+	return out
+}
