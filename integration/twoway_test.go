@@ -120,6 +120,25 @@ func runTwoWay(t *testing.T, sides map[string]string, order [3]string) {
 	checkTwoWayTurns(t, order[2]+" thread/read after the fourth turn", read, turns)
 	third.stop(t)
 
+	// 4. Archive, unarchive and name, each side undoing the other's: what
+	// one did, the other shows, and can act on.
+	a := startTwoWayApp(t, order[1], sides[order[1]], home, work)
+	a.call(t, "thread/name/set", map[string]any{"threadId": threadID, "name": "named by " + order[1]})
+	a.call(t, "thread/archive", map[string]any{"threadId": threadID})
+	a.stop(t)
+	b := startTwoWayApp(t, order[0], sides[order[0]], home, work)
+	b.checkThread(t, threadID, "named by "+order[1], true)
+	b.call(t, "thread/unarchive", map[string]any{"threadId": threadID})
+	b.checkThread(t, threadID, "named by "+order[1], false)
+	b.call(t, "thread/name/set", map[string]any{"threadId": threadID, "name": "named by " + order[0]})
+	b.call(t, "thread/archive", map[string]any{"threadId": threadID})
+	b.stop(t)
+	a = startTwoWayApp(t, order[1], sides[order[1]], home, work)
+	a.checkThread(t, threadID, "named by "+order[0], true)
+	a.call(t, "thread/unarchive", map[string]any{"threadId": threadID})
+	a.checkThread(t, threadID, "named by "+order[0], false)
+	a.stop(t)
+
 	checkTwoWayHistory(t, model, turns)
 }
 
@@ -345,6 +364,33 @@ func (a *twoWayApp) mustList(t *testing.T, threadID string) {
 		}
 	}
 	t.Fatalf("%s thread/list does not list thread %s: %v", a.name, threadID, res)
+}
+
+// checkThread checks what thread/read and thread/list say of the thread:
+// its name, whether it is archived, and a path where its rollout is.
+func (a *twoWayApp) checkThread(t *testing.T, threadID, name string, archived bool) {
+	t.Helper()
+	res := a.call(t, "thread/read", map[string]any{"threadId": threadID})
+	got, _ := lookupPath(res, "thread.name")
+	path, _ := lookupPath(res, "thread.path")
+	p, _ := path.(string)
+	if got != name {
+		t.Errorf("%s thread/read: name %v, want %q", a.name, got, name)
+	}
+	if _, err := os.Stat(p); err != nil || strings.Contains(p, "archived_sessions") != archived {
+		t.Errorf("%s thread/read: path %q (%v), archived %v", a.name, p, err, archived)
+	}
+	list := a.call(t, "thread/list", map[string]any{"archived": archived})
+	data, _ := list["data"].([]any)
+	for _, th := range data {
+		if m, _ := th.(map[string]any); m["id"] == threadID {
+			if m["name"] != name {
+				t.Errorf("%s thread/list: name %v, want %q", a.name, m["name"], name)
+			}
+			return
+		}
+	}
+	t.Errorf("%s thread/list (archived %v) does not list the thread", a.name, archived)
 }
 
 func (a *twoWayApp) resumeAndCheck(t *testing.T, threadID string, turns []twoWayTurn) {

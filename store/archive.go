@@ -93,6 +93,9 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 	}
 	s.moving.Unlock()
 	moving = false
+	if moved {
+		s.codex.moved(id, dst, archive, time.Now())
+	}
 	if moved && !archive {
 		// Coming back counts as an update (Codex bumps updated_at too); a
 		// record says so, so a rebuilt index agrees.

@@ -31,6 +31,9 @@ type Local struct {
 	home string
 	ix   *index
 	log  *slog.Logger
+	// codex keeps Codex's own indexes in step (codexstate.go).
+	codex *codexState
+	names codexNames
 
 	// moving is held to rename a rollout (Archive, Unarchive), and shared
 	// to find and open one, so that no reader looks where a file just was.
@@ -66,7 +69,7 @@ func Open(ctx context.Context, codexHome string, opts Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Local{home: home, ix: ix, log: log, writers: map[string]*fileWriter{}}
+	s := &Local{home: home, ix: ix, log: log, writers: map[string]*fileWriter{}, codex: &codexState{home: home, log: log}}
 	start := time.Now()
 	n, err := s.Rescan(ctx)
 	if err != nil {
@@ -213,7 +216,9 @@ func (s *Local) Resume(ctx context.Context, id string) (*Thread, Writer, error) 
 		return nil, nil, err
 	}
 	s.adopt(w)
-	return res.thread(s.home, path), w, nil
+	th := res.thread(s.home, path)
+	s.withCodexName(&th.Info)
+	return th, w, nil
 }
 
 func (s *Local) Read(ctx context.Context, id string) (*Thread, error) {
@@ -226,7 +231,9 @@ func (s *Local) Read(ctx context.Context, id string) (*Thread, error) {
 		return nil, err
 	}
 	res.finish()
-	return res.thread(s.home, path), nil
+	th := res.thread(s.home, path)
+	s.withCodexName(&th.Info)
+	return th, nil
 }
 
 // read replays id's rollout. A thread with a writer here is read up to the
@@ -285,6 +292,7 @@ func (s *Local) Info(ctx context.Context, id string) (agent.ThreadInfo, error) {
 		return agent.ThreadInfo{}, ErrNotMaterialized
 	}
 	if r, ok, err := s.ix.get(ctx, id); err == nil && ok {
+		s.withCodexName(&r.info)
 		return r.info, nil
 	}
 	// The index cannot say: the rollout can.
@@ -296,7 +304,11 @@ func (s *Local) Info(ctx context.Context, id string) (agent.ThreadInfo, error) {
 }
 
 func (s *Local) List(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage, error) {
-	return s.ix.list(ctx, q)
+	p, err := s.ix.list(ctx, q)
+	for i := range p.Threads {
+		s.withCodexName(&p.Threads[i])
+	}
+	return p, err
 }
 
 func (s *Local) SetName(ctx context.Context, id, name string) error {
@@ -308,19 +320,27 @@ func (s *Local) SetName(ctx context.Context, id, name string) error {
 	if err != nil {
 		return err
 	}
-	rec := Record{Event: agent.ThreadNameUpdated{Name: name}}
+	rec := Record{Time: time.Now(), Event: agent.ThreadNameUpdated{Name: name}}
 	if w != nil {
 		if err := w.Append(rec); err != nil {
 			return err
 		}
-		return w.Sync()
+		if err := w.Sync(); err != nil {
+			return err
+		}
+		s.codex.named(id, name, rec.Time)
+		return nil
 	}
 	defer release()
 	path, err := s.locate(ctx, id)
 	if err != nil {
 		return err
 	}
-	return s.appendDetached(ctx, id, path, rec)
+	if err := s.appendDetached(ctx, id, path, rec); err != nil {
+		return err
+	}
+	s.codex.named(id, name, rec.Time)
+	return nil
 }
 
 // appendDetached appends to a rollout that has no writer here (id is
@@ -488,7 +508,7 @@ func (s *Local) Close() error {
 	for _, w := range open {
 		errs = append(errs, w.Close())
 	}
-	errs = append(errs, s.ix.close())
+	errs = append(errs, s.ix.close(), s.codex.close())
 	return errors.Join(errs...)
 }
 

@@ -37,6 +37,7 @@ type summary struct {
 	settings     agent.Settings
 	updated      time.Time
 	materialized bool
+	tokens       int64 // the latest token_count's total
 }
 
 func (s *summary) observe(e *entry) {
@@ -58,6 +59,8 @@ func (s *summary) observe(e *entry) {
 		}
 	case agent.ThreadNameUpdated:
 		s.name = m.Name
+	case agent.TokenCount:
+		s.tokens = m.Info.Total.Total
 	}
 	if e.Meta != nil {
 		s.settings = e.Meta.Settings

@@ -231,6 +231,7 @@ func (w *fileWriter) updateIndex() {
 	r := &row{info: w.info(), size: size, mtime: mtime}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	w.st.codex.touched(w.meta.ID, w.sum.updated, w.sum.tokens)
 	if err := w.st.ix.putLive(ctx, r); err != nil {
 		w.st.log.Warn("store: updating the index failed; a rescan will repair it", "thread", w.meta.ID, "err", err)
 		return
