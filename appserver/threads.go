@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -192,8 +193,22 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 	t.replayLocked(c.sess, &out)
 	out.flush()
 	t.mu.Unlock()
+	if fresh && len(resp.Thread.Turns) >= releaseAfterTurns {
+		// Loading a long thread and encoding its turns allocated several
+		// times what it keeps (10,000 items: 12.8 MiB kept, 90 MiB
+		// allocated, a 32 MiB peak); Go returns those pages to the system
+		// only at its scavenger's slow pace, so the server would sit at its
+		// peak. Give them back now that the response is out.
+		resp.Thread.Turns = nil
+		debug.FreeOSMemory()
+	}
 	return resp, errDeferred
 }
+
+// releaseAfterTurns is the size of a thread (in turns) whose load is
+// followed by returning the freed memory to the system: a few
+// milliseconds of collection, against tens of MiB kept otherwise.
+const releaseAfterTurns = 1000
 
 func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkParams) (appproto.ThreadForkResponse, error) {
 	id, err := appproto.ParseThreadID(p.ThreadID)

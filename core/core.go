@@ -411,7 +411,11 @@ func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, n
 	rec := newStoreRecorder(w, log)
 	info := st.Info
 	info.Path = w.Path()
-	t, err := c.load(info, s, normalizeHistory(decodeHistory(compaction.Replay(st.History), log)), st.Turns,
+	// The stored records are let go as they are decoded (decodeHistory):
+	// st must not keep them.
+	raw := compaction.Replay(st.History)
+	clear(st.History)
+	t, err := c.load(info, s, normalizeHistory(decodeHistory(raw, log)), st.Turns,
 		instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}, st.Meta.Originator, noTools, rec)
 	if err != nil {
 		w.Close()

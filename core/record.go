@@ -95,9 +95,14 @@ func (r storeRecorder) Close() error { return r.w.Close() }
 
 // decodeHistory reads stored model-history items; unreadable ones are
 // skipped.
+//
+// It consumes raw: each record is let go once decoded, so that a long
+// history is never held both as JSON and decoded (the caller must hold no
+// other reference to the records for that to free anything).
 func decodeHistory(raw []json.RawMessage, log *slog.Logger) []prompt.Item {
 	out := make([]prompt.Item, 0, len(raw))
-	for _, r := range raw {
+	for i, r := range raw {
+		raw[i] = nil
 		var it prompt.Item
 		if err := json.Unmarshal(r, &it); err != nil {
 			log.Warn("skipping an unreadable history item", "err", err)
@@ -200,6 +205,9 @@ func normalizeHistory(items []prompt.Item) []prompt.Item {
 			calls[it.CallID] = true
 		}
 	}
+	if !needsRepair(items, calls, outputs) {
+		return items // the common case: no second copy of a long history
+	}
 	out := make([]prompt.Item, 0, len(items))
 	for _, it := range items {
 		switch it.Type {
@@ -215,4 +223,22 @@ func normalizeHistory(items []prompt.Item) []prompt.Item {
 		}
 	}
 	return out
+}
+
+// needsRepair reports whether normalizeHistory has anything to change: an
+// output without its call, or a call without its output.
+func needsRepair(items []prompt.Item, calls, outputs map[string]bool) bool {
+	for _, it := range items {
+		switch it.Type {
+		case prompt.TypeFunctionCallOutput, prompt.TypeCustomToolCallOutput:
+			if !calls[it.CallID] {
+				return true
+			}
+		case prompt.TypeFunctionCall, prompt.TypeCustomToolCall:
+			if !outputs[it.CallID] {
+				return true
+			}
+		}
+	}
+	return false
 }
