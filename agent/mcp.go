@@ -55,11 +55,42 @@ type MCPTool struct {
 	// Annotations are the server's hints (nil: not given).
 	ReadOnlyHint    *bool
 	DestructiveHint *bool
+	IdempotentHint  *bool
 	OpenWorldHint   *bool
-	// ApprovalMode is the configured mode: "auto", "prompt", "approve" or
-	// "" (unset).
+	// ApprovalMode is the configured mode: "auto", "prompt", "approve",
+	// "writes" or "" (unset, which is "auto").
 	ApprovalMode string
 }
+
+// MCPToolApprovalRequest asks whether an MCP tool call may run. The core
+// waits for an MCPToolApprovalDecision with the same CallID; the call's
+// MCPToolCall item is started and stays in progress meanwhile.
+type MCPToolApprovalRequest struct {
+	CallID string
+	// Server and Tool are the raw names; Title and Description the tool's.
+	Server, Tool       string
+	Title, Description string
+	// Message is the question put to the user.
+	Message string
+	// Arguments are the call's arguments (nil when the model gave none).
+	Arguments json.RawMessage
+	// The tool's annotations, as in MCPTool (all nil: none given).
+	ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint *bool
+	// Remember: the user may allow this tool for the rest of the session
+	// (AcceptForSession).
+	Remember bool
+}
+
+// MCPToolApprovalDecision answers an MCPToolApprovalRequest: Accept,
+// AcceptForSession, Decline or Cancel (neither of the last two interrupts
+// the turn; the model is told).
+type MCPToolApprovalDecision struct {
+	CallID   string
+	Decision Decision
+}
+
+func (MCPToolApprovalRequest) isEventMsg() {}
+func (MCPToolApprovalDecision) isOp()      {}
 
 // MCPConnector is what the core needs of the MCP servers of one thread
 // (package mcp implements it). Its methods never wait for a server to

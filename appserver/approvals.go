@@ -38,6 +38,7 @@ const (
 	kindExec requestKind = iota
 	kindPatch
 	kindInput
+	kindMCPApproval
 )
 
 func (t *thread) execApprovalLocked(ev agent.Event, m agent.ExecApprovalRequest, out *outbox) {
@@ -189,6 +190,8 @@ func (t *thread) cancelLocked(r *serverRequest, out *outbox) {
 		op = agent.PatchDecision{CallID: r.callID, Decision: agent.Cancel}
 	case kindInput:
 		op = agent.UserInputAnswer{CallID: r.callID, Answers: map[string][]string{}}
+	case kindMCPApproval:
+		op = agent.MCPToolApprovalDecision{CallID: r.callID, Decision: agent.Cancel}
 	}
 	t.submitDecisionLocked(op)
 	t.refreshFlagsLocked(out)
@@ -291,6 +294,9 @@ func decision(r *serverRequest, result any, rerr *jsonrpc.Error) agent.Op {
 			op.Decision = agent.Cancel
 		}
 		return op
+	case kindMCPApproval:
+		resp, ok := typed(result, appproto.McpServerElicitationRequest.DecodeResponse)
+		return mcpApprovalDecision(r, resp, ok && rerr == nil)
 	}
 	op := agent.UserInputAnswer{CallID: r.callID, Answers: map[string][]string{}}
 	resp, ok := typed(result, appproto.ToolRequestUserInput.DecodeResponse)

@@ -171,6 +171,8 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 		t.execApprovalLocked(ev, m, out)
 	case agent.PatchApprovalRequest:
 		t.patchApprovalLocked(ev, m, out)
+	case agent.MCPToolApprovalRequest:
+		t.mcpApprovalLocked(ev, m, out)
 	case agent.UserInputRequest:
 		t.userInputLocked(ev, m, out)
 

@@ -50,7 +50,7 @@ func FuzzDecodeRequest(f *testing.F) {
 // of approvals and questions: any answer maps to exactly one decision.
 func FuzzServerRequestAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, raw []byte) {
-		r := &serverRequest{kind: requestKind(kind % 3), callID: "c"}
+		r := &serverRequest{kind: requestKind(kind % 4), callID: "c"}
 		switch op := decision(r, jsontext.Value(raw), nil).(type) {
 		case agent.ExecDecision:
 			if op.CallID != "c" || op.Decision == "" {
@@ -62,6 +62,12 @@ func FuzzServerRequestAnswer(f *testing.F) {
 			}
 		case agent.UserInputAnswer:
 			if op.CallID != "c" || op.Answers == nil {
+				t.Fatalf("%+v", op)
+			}
+		case agent.MCPToolApprovalDecision:
+			switch op.Decision {
+			case agent.Accept, agent.AcceptForSession, agent.Decline, agent.Cancel:
+			default:
 				t.Fatalf("%+v", op)
 			}
 		default:

@@ -73,9 +73,18 @@ func (tr *turn) mcpToolCall(callID, namespace, name, args string) string {
 	start := time.Now()
 	tr.emit(agent.ItemStarted{Item: cloneMCP(item)})
 	var out string
+	var args0 json.RawMessage
+	if args != "" {
+		args0 = rawArgs
+	}
 	if !json.Valid([]byte(args)) && args != "" {
 		item.Status, item.Error = agent.ItemStatusFailed, "failed to parse function arguments: invalid JSON"
 		out = item.Error
+	} else if refusal, interrupted := tr.approveMCPCall(callID, tool, args0); interrupted {
+		return "aborted"
+	} else if refusal != "" {
+		item.Status, item.Error = agent.ItemStatusFailed, refusal
+		out = refusal
 	} else {
 		res, err := m.Call(tr.ctx, tool.Server, tool.Name, json.RawMessage(args), func(msg string) {
 			tr.emit(agent.MCPToolCallProgress{ItemID: callID, Message: msg})

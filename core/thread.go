@@ -41,6 +41,9 @@ type thread struct {
 	usage   *agent.TokenUsageInfo
 	// Approvals remembered for the session (acceptForSession, amendments).
 	approvedCommands map[string]bool
+	// approvedMCPTools are the MCP tools allowed for the session (by
+	// server and tool; made at first use).
+	approvedMCPTools map[string]bool
 	allowedPrefixes  [][]string
 	approvedPatches  map[string]bool
 
@@ -147,6 +150,11 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 		}
 		return newUUIDv7(), nil
 	case agent.UserInputAnswer:
+		if !t.resolve(op.CallID, op) {
+			return "", agent.ErrUnknownCall
+		}
+		return newUUIDv7(), nil
+	case agent.MCPToolApprovalDecision:
 		if !t.resolve(op.CallID, op) {
 			return "", agent.ErrUnknownCall
 		}

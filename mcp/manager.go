@@ -204,8 +204,10 @@ func (m *Manager) Tools() []Tool {
 			Title: e.t.Title, Description: e.t.Description, InputSchema: schema,
 		}
 		if a := e.t.Annotations; a != nil {
-			ro := a.ReadOnlyHint
-			t.ReadOnlyHint, t.DestructiveHint, t.OpenWorldHint = &ro, a.DestructiveHint, a.OpenWorldHint
+			// The SDK reads an absent readOnlyHint or idempotentHint as
+			// false, so both are always known here.
+			ro, idem := a.ReadOnlyHint, a.IdempotentHint
+			t.ReadOnlyHint, t.DestructiveHint, t.IdempotentHint, t.OpenWorldHint = &ro, a.DestructiveHint, &idem, a.OpenWorldHint
 			if t.Title == "" {
 				t.Title = a.Title
 			}

@@ -166,6 +166,8 @@ func (t *Thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 		return "", t.decideLocked("patch:"+op.CallID, op)
 	case agent.UserInputAnswer:
 		return "", t.decideLocked("input:"+op.CallID, op)
+	case agent.MCPToolApprovalDecision:
+		return "", t.decideLocked("mcp:"+op.CallID, op)
 	case agent.Shutdown:
 		if t.active != nil {
 			t.endTurnLocked(t.active, agent.TurnStatusInterrupted)

@@ -185,6 +185,16 @@ func (t *Turn) AskUser(req agent.UserInputRequest) (agent.UserInputAnswer, error
 	return op.(agent.UserInputAnswer), nil
 }
 
+// MCPApproval asks whether an MCP tool call may run and waits for the
+// decision.
+func (t *Turn) MCPApproval(req agent.MCPToolApprovalRequest) (agent.MCPToolApprovalDecision, error) {
+	op, err := t.wait("mcp:"+req.CallID, req)
+	if err != nil {
+		return agent.MCPToolApprovalDecision{}, err
+	}
+	return op.(agent.MCPToolApprovalDecision), nil
+}
+
 // Wait blocks until g is opened or the turn ends.
 func (t *Turn) Wait(g *Gate) error {
 	select {

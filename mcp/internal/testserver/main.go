@@ -8,7 +8,11 @@
 //
 // Tools: echo {text} returns the text; crash exits the process mid-call;
 // slow {ms} sleeps, sending progress, until done or cancelled;
-// pid returns the server's process id; -tool NAME adds one more echo tool.
+// pid returns the server's process id; -tool NAME adds one more echo tool;
+// destroy {text} echoes but is annotated destructive, and open {text}
+// echoes with every hint false (for approval decisions); elicit {message}
+// asks the client for a form with a name field and returns the action and
+// content it got.
 //
 // It is a test fixture only: it must never be shipped or used by codexd itself.
 package main
@@ -16,6 +20,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
@@ -29,6 +34,10 @@ import (
 
 type echoArgs struct {
 	Text string `json:"text" jsonschema:"the text to send back"`
+}
+
+type elicitArgs struct {
+	Message string `json:"message" jsonschema:"what to ask the user"`
 }
 
 type slowArgs struct {
@@ -61,6 +70,29 @@ func main() {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
 			})
 	}
+	yes, no := true, false
+	mcp.AddTool(s, &mcp.Tool{Name: "destroy", Title: "Destroy", Description: "Echoes its text, destructively.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "open", Description: "Echoes its text, harmlessly.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}},
+		func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "elicit", Description: "Asks the user for a name."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a elicitArgs) (*mcp.CallToolResult, any, error) {
+			msg := a.Message
+			if msg == "" {
+				msg = "What is your name?"
+			}
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(
+				`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`)})
+			if err != nil {
+				return nil, nil, err
+			}
+			content, _ := json.Marshal(res.Content)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "action=" + res.Action + " content=" + string(content)}}}, nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			os.Exit(3)
