@@ -164,7 +164,8 @@ type Question struct {
 // QuestionOption is one choice of a Question.
 type QuestionOption struct{ Label, Description string }
 
-// SettingsUpdated: an UpdateSettings took effect.
+// SettingsUpdated: the thread's settings changed, by an UpdateSettings or
+// by a UserInput's overrides (then before that turn's TurnStarted).
 type SettingsUpdated struct{ Settings Settings }
 
 // TurnCompleted ends a turn; it is always the turn's last event.

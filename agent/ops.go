@@ -40,7 +40,7 @@ type Interrupt struct {
 }
 
 // UpdateSettings changes the thread's settings from the next turn on.
-// SettingsUpdated follows once they are applied.
+// SettingsUpdated follows once they are applied, if they changed anything.
 type UpdateSettings struct {
 	Overrides Overrides
 }

@@ -119,7 +119,7 @@ func IsExperimentalMethod(method string) bool { return experimentalMethods[metho
 // observed of Codex 0.169).
 func IsExperimentalNotification(method string) bool { return experimentalNotifications[method] }
 
-var experimentalNotifications = map[string]bool{"thread/readState/changed": true}
+var experimentalNotifications = map[string]bool{"thread/readState/changed": true, "thread/settings/updated": true}
 
 var clientMethodSet = func() map[string]struct{} {
 	m := make(map[string]struct{}, len(ClientMethods))

@@ -228,6 +228,9 @@ func TestClientCwdIsValidated(t *testing.T) {
 	if got := r.srv.thread(id).th.Settings().Cwd; got != serverCwd+"/rel" {
 		t.Fatalf("after turn/start cwd rel: %q", got)
 	}
+	if got := c.note("thread/settings/updated").str(t, "/threadSettings/cwd"); got != serverCwd+"/rel" {
+		t.Fatalf("thread/settings/updated of turn/start's cwd: %q", got)
+	}
 	c.call(appproto.MethodThreadSettingsUpdate, map[string]any{"threadId": id, "cwd": "rel2"})
 	if got := c.note("thread/settings/updated").str(t, "/threadSettings/cwd"); got != serverCwd+"/rel2" {
 		t.Fatalf("thread/settings/updated cwd %q", got)

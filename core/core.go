@@ -422,8 +422,11 @@ func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, n
 		return nil, err
 	}
 	t.usage = st.Usage
-	if !o.IsZero() {
-		t.q.push("", agent.SettingsUpdated{Settings: s})
+	if !sameSettings(s, st.Settings) {
+		// The rollout keeps the resume's overrides. No event: Codex sends
+		// no thread/settings/updated for them (the resume's answer has
+		// the settings).
+		t.rec.Event(agent.Event{Time: time.Now(), Msg: agent.SettingsUpdated{Settings: s}})
 	}
 	return t.loadedView(), nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/codexd/codexd/agent"
@@ -70,6 +72,29 @@ func (t *thread) signal() {
 }
 
 // Submit validates op against the thread's state and applies or queues it.
+// applySettingsLocked applies o to the thread's settings and, only if
+// they changed, queues SettingsUpdated (mu held): Codex sends
+// thread/settings/updated only for a real change, and before the
+// turn/started of the turn whose overrides made it.
+func (t *thread) applySettingsLocked(o agent.Overrides) {
+	s := o.Apply(t.settings)
+	if sameSettings(s, t.settings) {
+		return
+	}
+	t.settings = s
+	t.q.push("", agent.SettingsUpdated{Settings: s})
+}
+
+// sameSettings compares two settings (a nil and an empty list of writable
+// roots are the same).
+func sameSettings(a, b agent.Settings) bool {
+	if !slices.Equal(a.Sandbox.WritableRoots, b.Sandbox.WritableRoots) {
+		return false
+	}
+	a.Sandbox.WritableRoots, b.Sandbox.WritableRoots = nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
 func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -84,7 +109,9 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 		if tr := t.current(); tr != nil && tr.kind != "regular" && tr.kind != "userShell" {
 			return "", &agent.NotSteerableError{TurnKind: tr.kind}
 		}
-		t.settings = op.Overrides.Apply(t.settings)
+		// A turn's overrides stay the thread's settings, as in Codex, and
+		// a change is announced before the turn starts.
+		t.applySettingsLocked(op.Overrides)
 		if tr := t.current(); tr != nil && tr.kind == "regular" {
 			tr.addInput(op.Input, op.ClientID)
 			return tr.id, nil
@@ -131,8 +158,7 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 		return newUUIDv7(), nil
 
 	case agent.UpdateSettings:
-		t.settings = op.Overrides.Apply(t.settings)
-		t.q.push("", agent.SettingsUpdated{Settings: t.settings})
+		t.applySettingsLocked(op.Overrides)
 		return newUUIDv7(), nil
 
 	case agent.ExecDecision:
