@@ -95,3 +95,48 @@ func TestMidTurnCompactionKeepsTheTurnsToolCall(t *testing.T) {
 		t.Fatalf("request after the compaction %d tokens, trigger %d", n, limit)
 	}
 }
+
+// An ephemeral fork of a stored, compacted thread starts from the
+// compacted history, as a resume does: not from every item before the
+// compaction, and without the compaction record itself as a model item.
+func TestEphemeralForkOfCompactedThread(t *testing.T) {
+	home := t.TempDir()
+	const window = 50_000
+	m := newFakeModel(textResponse("msg_1", "ANSWER-ONE"), textResponse("msg_s", "FORKED SUMMARY"))
+	h := newHarness(t, m, func(c *Config) { withStore(home)(c); withWindow(window)(c) })
+	l, err := h.core.StartThread(t.Context(), agent.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.submit(l.Thread, agent.UserInput{Input: text("first question")})
+	until(t, l.Thread, isTurnCompleted)
+	h.submit(l.Thread, agent.Compact{})
+	until(t, l.Thread, isTurnCompleted)
+	id := l.Thread.ID()
+	if err := h.core.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m2 := newFakeModel(textResponse("msg_2", "two"))
+	h2 := newHarness(t, m2, func(c *Config) { withStore(home)(c); withWindow(window)(c) })
+	fork, err := h2.core.ForkThread(t.Context(), id, agent.StartOptions{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2.submit(fork.Thread, agent.UserInput{Input: text("in the fork")})
+	until(t, fork.Thread, isTurnCompleted)
+	req := m2.request(t)
+	summary := false
+	for _, it := range req.Input {
+		if it.Type == compaction.MarkerType {
+			t.Fatalf("the compaction record went to the model as an item: %+v", it)
+		}
+		if strings.Contains(it.Text(), "ANSWER-ONE") {
+			t.Fatal("the fork sent the history from before the compaction")
+		}
+		summary = summary || strings.Contains(it.Text(), "FORKED SUMMARY")
+	}
+	if !summary {
+		t.Fatal("the fork's request has no summary")
+	}
+}

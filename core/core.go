@@ -509,7 +509,10 @@ func (c *Core) forkStoredEphemeral(ctx context.Context, id string, opts agent.St
 	if base.base == nil && base.developer == nil {
 		base = instructionsOpts{base: st.Meta.BaseInstructions, developer: st.Meta.DeveloperInstructions}
 	}
-	t, err := c.load(info, s, normalizeHistory(decodeHistory(st.History, log)), st.Turns, base, opts.Originator, opts.NoTools, nopRecorder{})
+	// From the last compaction on, as a resume (loadStored) starts.
+	raw := compaction.Replay(st.History)
+	clear(st.History)
+	t, err := c.load(info, s, normalizeHistory(decodeHistory(raw, log)), st.Turns, base, opts.Originator, opts.NoTools, nopRecorder{})
 	if err != nil {
 		return nil, err
 	}
