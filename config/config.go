@@ -72,6 +72,9 @@ type Config struct {
 	// NoLoginShell is allow_login_shell = false: commands run with `-c`,
 	// not `-lc`, as in Codex.
 	NoLoginShell bool
+	// Notify is notify: a program and its arguments, run at each turn's
+	// end with Codex's JSON about the turn as one more argument.
+	Notify []string
 
 	// ShellEnvironment is [shell_environment_policy]: the environment the
 	// agent's commands get (package execenv builds it). Unset keys keep
@@ -269,6 +272,9 @@ func (cfg *Config) apply(fc *fileConfig, file string, opts LoadOptions) error {
 	if fc.AllowLoginShell != nil {
 		cfg.NoLoginShell = !*fc.AllowLoginShell
 	}
+	if len(fc.Notify) > 0 {
+		cfg.Notify = fc.Notify
+	}
 	if fc.ShellEnvironmentPolicy != nil {
 		cfg.ShellEnvironment = fc.ShellEnvironmentPolicy.policy()
 	}
@@ -376,6 +382,7 @@ type fileConfig struct {
 	ProjectDocMaxBytes          *count                  `toml:"project_doc_max_bytes"`
 	ProjectDocFallbackFilenames []string                `toml:"project_doc_fallback_filenames"`
 	AllowLoginShell             *bool                   `toml:"allow_login_shell"`
+	Notify                      []string                `toml:"notify"`
 	OpenAIBaseURL               *string                 `toml:"openai_base_url"`
 	ShellEnvironmentPolicy      *shellEnvironmentPolicy `toml:"shell_environment_policy"`
 }

@@ -305,3 +305,15 @@ func TestAllowLoginShell(t *testing.T) {
 		}
 	}
 }
+
+// TestNotifyKey: notify is read (a program and its arguments) and draws no
+// configWarning; codexd ignored it with one.
+func TestNotifyKey(t *testing.T) {
+	cfg, err := Parse([]byte("notify = [\"notify-send\", \"codex\"]\n"), "config.toml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Notify, []string{"notify-send", "codex"}) || len(cfg.Warnings) != 0 {
+		t.Fatalf("notify %q, warnings %+v", cfg.Notify, cfg.Warnings)
+	}
+}

@@ -83,13 +83,13 @@ func TestTrustedProjectConfigIsLayered(t *testing.T) {
 
 func TestUnimplementedKeysWarnOnce(t *testing.T) {
 	home := t.TempDir()
-	write(t, filepath.Join(home, FileName), "notify = [\"x\"]\nhistory = { persistence = \"none\" }\n[tui]\nx = 1\n[profiles.p]\nnotify = [\"y\"]\nzsh_path = \"/bin/zsh\"\n")
+	write(t, filepath.Join(home, FileName), "service_tier = \"flex\"\nhistory = { persistence = \"none\" }\n[tui]\nx = 1\n[profiles.p]\nservice_tier = \"fast\"\nzsh_path = \"/bin/zsh\"\n")
 	c := load(t, LoadOptions{CodexHome: home, Profile: "p"})
 	var got []string
 	for _, w := range c.Warnings {
 		got = append(got, w.Summary)
 	}
-	want := "codexd ignores config key `history`|codexd ignores config key `notify`|codexd ignores config key `zsh_path`"
+	want := "codexd ignores config key `history`|codexd ignores config key `service_tier`|codexd ignores config key `zsh_path`"
 	if strings.Join(got, "|") != want {
 		t.Fatalf("warnings %q", got)
 	}

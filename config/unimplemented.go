@@ -11,7 +11,6 @@ import (
 // file_opener, check_for_update_on_startup...) are not listed: a TUI
 // reads them from its own config.
 var unimplemented = map[string]string{
-	"notify":                             "run a program at each turn's end",
 	"approvals_reviewer":                 "choose who reviews approvals",
 	"forced_login_method":                "restrict the sign-in method",
 	"forced_chatgpt_workspace_id":        "restrict the ChatGPT workspace",

@@ -77,6 +77,9 @@ type Config struct {
 	// model asks for a login shell (Codex's default is -lc; a login shell
 	// can take a second or more to start).
 	NoLoginShell bool
+	// Notify is config.toml's notify: a program and its arguments, run at
+	// each turn's end with Codex's JSON payload appended.
+	Notify []string
 	// ApplyPatchTool offers the apply_patch tool (a model can always send
 	// a patch through exec_command).
 	ApplyPatchTool bool

@@ -154,7 +154,7 @@ func ConfigFrom(s Setup) (Config, error) {
 		ExecDialer: s.ExecDialer, Sandbox: sb, Store: s.Store, ApplyPatchTool: true,
 		BaseInstructions: base, DeveloperInstructions: dev, ProjectDocMaxBytes: docs,
 		ProjectDocFallbackFilenames: c.ProjectDocFallbackFilenames, ProjectRootMarkers: rootMarkers(c),
-		NoLoginShell: c.NoLoginShell, Originator: s.Originator, CliVersion: s.CliVersion, ConfigFile: c.File, Logger: s.Logger,
+		NoLoginShell: c.NoLoginShell, Notify: c.Notify, Originator: s.Originator, CliVersion: s.CliVersion, ConfigFile: c.File, Logger: s.Logger,
 		Compaction: comp, ReviewModel: reviewModel,
 		ShellEnvironment: c.ShellEnvironment, SecretEnvVars: c.SecretEnvVars(),
 	}, nil

@@ -160,6 +160,7 @@ func (t *thread) runTurn(tr *turn) {
 	if err := t.rec.Sync(); err != nil {
 		t.log.Warn("syncing the rollout", "err", err)
 	}
+	tr.notify(status)
 }
 
 // loop samples the model and runs its tool calls until it answers without
