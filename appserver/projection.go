@@ -314,6 +314,14 @@ func wireItem(it agent.Item, v *itemView) appproto.ThreadItem {
 		return appproto.ThreadItem{ExitedReviewMode: &appproto.ReviewModeItem{Type: "exitedReviewMode", ID: x.ID, Review: x.Review, ItemTimes: times}}
 	case *agent.MCPToolCall:
 		return appproto.ThreadItem{Other: wireMCPToolCall(x, times)}
+	case *agent.ImageView:
+		b, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			ID   string `json:"id"`
+			Path string `json:"path"`
+			appproto.ItemTimes
+		}{"imageView", x.ID, x.Path, times})
+		return appproto.ThreadItem{Other: b}
 	}
 	return appproto.ThreadItem{}
 }

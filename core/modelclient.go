@@ -121,6 +121,9 @@ func toModelItem(it prompt.Item) modelclient.Item {
 	if it.Output != nil {
 		m.Output = *it.Output
 	}
+	if it.OutputContent != nil {
+		m.OutputContent = parts(it.OutputContent)
+	}
 	for _, s := range it.Summary {
 		m.Summary = append(m.Summary, modelclient.ContentPart{Type: s.Type, Text: s.Text})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,7 @@ func (c *Core) toolOptions(t *thread, info *modelinfo.Info, sandbox agent.Sandbo
 		NoShell:    info.ShellType == modelinfo.ShellDisabled,
 		CodeMode:   info.CodeMode(),
 		NoTools:    t.noTools,
+		ViewImage:  slices.Contains(info.InputModalities, "image"),
 	}
 	if !c.cfg.ApplyPatchTool {
 		o.ApplyPatch = ""

@@ -65,7 +65,7 @@ func TestRequestPerModel(t *testing.T) {
 	if req.Text == nil || req.Text.Verbosity != "low" {
 		t.Fatalf("gpt-5.5 text %+v", req.Text)
 	}
-	if names := toolNames(req); names != "exec_command write_stdin request_user_input apply_patch " {
+	if names := toolNames(req); names != "exec_command write_stdin request_user_input apply_patch view_image " {
 		t.Fatalf("gpt-5.5 tools %q", names)
 	}
 	for _, k := range []string{"session_id", "thread_id", "turn_id", "root_turn_id", "x-codex-installation-id", "x-codex-window-id", "x-codex-turn-metadata"} {

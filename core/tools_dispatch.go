@@ -26,6 +26,9 @@ func (tr *turn) runTool(call prompt.Item) prompt.Item {
 		return toolOutput(call, tools.TruncateForHistory(out, p.Mode, p.Limit))
 	}
 	switch name {
+	case tools.ViewImage:
+		// Its output is an image, not a text to truncate.
+		return tr.viewImage(call)
 	case tools.ListMCPResources, tools.ListMCPResourceTemplates, tools.ReadMCPResource:
 		out = tr.mcpResourceTool(name, args)
 	case tools.ExecCommand:

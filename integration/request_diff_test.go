@@ -122,8 +122,8 @@ type reqRule struct {
 }
 
 var reqRules = []reqRule{
-	{"req-tools-gaps", "tools codexd does not implement yet: view_image, the goal tools, tool_search, the multi-agent namespace",
-		regexp.MustCompile(`^\.tools\.(view_image|get_goal|create_goal|update_goal|tool_search|namespace:multi_agent_v1): only codex has it`)},
+	{"req-tools-gaps", "tools codexd does not implement yet: the goal tools, tool_search, the multi-agent namespace",
+		regexp.MustCompile(`^\.tools\.(get_goal|create_goal|update_goal|tool_search|namespace:multi_agent_v1): only codex has it`)},
 	{"req-code-mode", "code-mode models: codexd has no JavaScript exec tool, so the functions namespace holds its tools themselves",
 		regexp.MustCompile(`^\.input\[0\]\.tools\.namespace:functions\.tools\.[a-z_]+: only (codex|codexd) has it`)},
 	{"req-skills-tools-blocks", "no skills_instructions block (no skills yet) and no deferred-tools block (no multi-agent tools)", nil},

@@ -9,6 +9,7 @@
 package prompt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,9 +38,11 @@ type Item struct {
 	Arguments string `json:"arguments,omitempty"`
 	Input     string `json:"input,omitempty"`
 	CallID    string `json:"call_id,omitempty"`
-	// Function call output.
-	Output *string `json:"output,omitempty"`
-	Status string  `json:"status,omitempty"`
+	// Function call output: a text, or (OutputContent, non-nil) a list of
+	// parts, as view_image answers with an image; either goes in "output".
+	Output        *string   `json:"output,omitempty"`
+	OutputContent []Content `json:"-"`
+	Status        string    `json:"status,omitempty"`
 	// Tools are an additional_tools item's tool definitions.
 	Tools []json.RawMessage `json:"tools,omitempty"`
 
@@ -60,19 +63,47 @@ func (it *Item) known() bool {
 
 type plainItem Item
 
+// outputParts is an item whose output is a list of parts: its Output
+// field, shallower, hides plainItem's.
+type outputParts struct {
+	plainItem
+	Output json.RawMessage `json:"output,omitempty"`
+}
+
 // MarshalJSON writes an item of an unknown type as it came.
 func (it Item) MarshalJSON() ([]byte, error) {
 	if !it.known() && len(it.Raw) > 0 {
 		return it.Raw, nil
+	}
+	if it.OutputContent != nil {
+		parts, err := json.Marshal(it.OutputContent)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(outputParts{plainItem(it), parts})
 	}
 	return json.Marshal(plainItem(it))
 }
 
 // UnmarshalJSON keeps the JSON of an item of an unknown type.
 func (it *Item) UnmarshalJSON(b []byte) error {
-	var p plainItem
-	if err := json.Unmarshal(b, &p); err != nil {
+	var w outputParts
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
+	}
+	p := w.plainItem
+	switch out := bytes.TrimSpace(w.Output); {
+	case len(out) > 0 && out[0] == '[':
+		if err := json.Unmarshal(out, &p.OutputContent); err != nil {
+			return err
+		}
+		if p.OutputContent == nil {
+			p.OutputContent = []Content{}
+		}
+	case len(out) > 0 && string(out) != "null":
+		if err := json.Unmarshal(out, &p.Output); err != nil {
+			return err
+		}
 	}
 	*it = Item(p)
 	if !it.known() {

@@ -177,3 +177,20 @@ func ParseUserInputArgs(raw string) (UserInputArgs, error) {
 	}
 	return a, nil
 }
+
+// ViewImageArgs are view_image's arguments.
+type ViewImageArgs struct {
+	Path string `json:"path"`
+}
+
+// ParseViewImageArgs reads view_image's arguments.
+func ParseViewImageArgs(raw string) (ViewImageArgs, error) {
+	var a ViewImageArgs
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		return a, err
+	}
+	if a.Path == "" {
+		return a, fmt.Errorf("missing field `path`")
+	}
+	return a, nil
+}

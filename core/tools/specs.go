@@ -20,6 +20,7 @@ const (
 	ApplyPatch       = "apply_patch"
 	UpdatePlan       = "update_plan"
 	RequestUserInput = "request_user_input"
+	ViewImage        = "view_image"
 )
 
 // Options choose the tools a turn offers; they follow the model's
@@ -46,6 +47,8 @@ type Options struct {
 	CodeMode bool
 	// NoTools offers nothing (a title job, a read-only helper thread).
 	NoTools bool
+	// ViewImage offers view_image (a model that takes image input).
+	ViewImage bool
 }
 
 type schema = map[string]any
@@ -87,7 +90,7 @@ func function(name, desc string, params schema) json.RawMessage {
 var specCache sync.Map // Options -> [2][]json.RawMessage
 
 // Specs returns the request's tools, in Codex's order: exec_command,
-// write_stdin, request_user_input, apply_patch, web_search. It is empty
+// write_stdin, request_user_input, apply_patch, view_image, web_search. It is empty
 // for a code-mode model, whose tools AdditionalTools gives. The result is
 // shared: callers must not modify it.
 func Specs(o Options) []json.RawMessage { return cached(o)[0] }
@@ -119,6 +122,9 @@ func build(o Options) [2][]json.RawMessage {
 		fns = append(fns, applyPatchFreeformSpec())
 	case "function":
 		fns = append(fns, applyPatchFunctionSpec())
+	}
+	if o.ViewImage {
+		fns = append(fns, viewImageSpec())
 	}
 	if o.CodeMode {
 		ns := marshal(schema{"type": "namespace", "name": "functions", "description": "", "tools": fns})
@@ -190,6 +196,12 @@ func requestUserInputSpec() json.RawMessage {
 				}, "id", "header", "question", "options"),
 			},
 		}, "questions"))
+}
+
+func viewImageSpec() json.RawMessage {
+	return function(ViewImage,
+		"Shows you an image file from the local filesystem, for when you need to look at it.",
+		object(schema{"path": str("The image file's path.")}, "path"))
 }
 
 func applyPatchFunctionSpec() json.RawMessage {
