@@ -122,6 +122,10 @@ type Server struct {
 	conns      sync.WaitGroup      // served connections
 	listeners  sync.WaitGroup      // thread listeners
 
+	// cfgw serializes config writes and keeps what they set
+	// (config_write.go).
+	cfgw configWriter
+
 	// sandboxCheck says whether this kernel can enforce a sandbox mode
 	// (sandbox.Check; tests replace it).
 	sandboxCheck func(sandbox.Mode) error
@@ -220,6 +224,7 @@ func (s *Server) registerAll() {
 	registerCompactReview(s)
 	registerShell(s)
 	registerTerminals(s)
+	registerConfigWrite(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

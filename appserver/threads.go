@@ -30,9 +30,11 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	if p.Permissions != nil && p.Sandbox != nil {
 		return appproto.ThreadStartResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
 	}
-	o, err := s.overrides(overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
+	req := overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
 		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, personality: p.Personality,
-		serviceTier: p.ServiceTier})
+		serviceTier: p.ServiceTier}
+	s.writtenDefaults(&req) // what config writes changed since the server started
+	o, err := s.overrides(req)
 	if err != nil {
 		return appproto.ThreadStartResponse{}, err
 	}
@@ -129,9 +131,11 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 	if p.Permissions != nil && p.Sandbox != nil {
 		return appproto.ThreadResumeResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
 	}
-	o, err := s.overrides(overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
+	req := overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
 		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, personality: p.Personality,
-		serviceTier: p.ServiceTier})
+		serviceTier: p.ServiceTier}
+	s.writtenDefaults(&req) // what config writes changed since the server started
+	o, err := s.overrides(req)
 	if err != nil {
 		return appproto.ThreadResumeResponse{}, err
 	}
