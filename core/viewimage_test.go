@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/compaction"
 	"github.com/codexd/codexd/core/prompt"
 )
 
@@ -86,5 +87,15 @@ func TestViewImage(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"output":[{"type":"input_image","image_url":"data:image/png;base64,`) {
 		t.Errorf("serialised as %.120s", b)
+	}
+}
+
+// An image in a tool's output is counted as an image, not as its URL.
+func TestViewImageOutputTokens(t *testing.T) {
+	url := "data:image/png;base64," + strings.Repeat("A", 400_000)
+	out := prompt.Item{Type: prompt.TypeFunctionCallOutput, CallID: "c", OutputContent: []prompt.Content{{Type: "input_image", ImageURL: url}}}
+	msg := prompt.Item{Type: prompt.TypeMessage, Role: "user", Content: []prompt.Content{{Type: "input_image", ImageURL: url}}}
+	if a, b := compaction.ItemTokens(out), compaction.ItemTokens(msg); a != b || a < 765 || a > 1000 {
+		t.Errorf("an output image counts %d tokens, a message's %d", a, b)
 	}
 }

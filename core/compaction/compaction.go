@@ -63,7 +63,8 @@ const itemOverhead = 8
 // ItemTokens estimates the tokens one history item takes in a request.
 func ItemTokens(it prompt.Item) int64 {
 	n := len(it.Name) + len(it.Arguments) + len(it.Input)
-	for _, c := range it.Content {
+	// A tool's output may be parts too (view_image's image).
+	for _, c := range append(it.Content[:len(it.Content):len(it.Content)], it.OutputContent...) {
 		n += len(c.Text)
 		if c.ImageURL != "" {
 			// An image costs what it costs whatever the URL's length;
