@@ -54,7 +54,8 @@ func TestRulesThatLast(t *testing.T) {
 	mkdir(t, home, "rules")
 	writeFile(t, filepath.Join(home, "rules", "mine.rules"),
 		"# written by a Codex user\nprefix_rule(pattern=[\"touch\", \"forbidden-file\"], decision=\"forbidden\", justification=\"not that file\")\n"+
-			"prefix_rule(pattern=[\"touch\", \"blocked-file\"], decision=\"forbidden\")\n")
+			"prefix_rule(pattern=[\"touch\", \"blocked-file\"], decision=\"forbidden\")\n"+
+			"prefix_rule(pattern=[\"touch\", \"asked-file\"], decision=\"prompt\")\n")
 
 	prefix := []string{"touch", "amended-file"}
 	run := func(n int) string { return fmt.Sprintf("MOCK:escalate touch amended-file run%d", n) }
@@ -131,6 +132,29 @@ func TestRulesThatLast(t *testing.T) {
 		}
 		side.stop(t)
 	}
+
+	// 4. A rule that asks: both sides ask alike (Codex's reason, no
+	// amendment to offer), and a declined command does not run.
+	var asks [2]map[string]any
+	for i, side := range []struct{ name, bin string }{{"codex", codex}, {"codexd", codexd}} {
+		app := startTwoWayApp(t, side.name, side.bin, home, work)
+		app.onRequest = func(m map[string]any) any {
+			p, _ := m["params"].(map[string]any)
+			asks[i] = map[string]any{"method": m["method"], "reason": p["reason"], "command": p["command"],
+				"amendment": p["proposedExecpolicyAmendment"], "decisions": p["availableDecisions"]}
+			return map[string]any{"decision": "decline"}
+		}
+		app.runPrompt(t, newThread(app), "MOCK:exec touch asked-file")
+		app.stop(t)
+	}
+	t.Logf("a prompt rule's approval request: %v", asks[0])
+	if a, b := fmt.Sprint(asks[0]), fmt.Sprint(asks[1]); asks[0] == nil || a != b {
+		t.Errorf("a prompt rule's approval request:\n Codex  %s\n codexd %s", a, b)
+	}
+	if _, err := os.Stat(filepath.Join(work, "asked-file")); err == nil {
+		t.Error("the declined command ran")
+	}
+
 	for i, p := range forbidden {
 		if outs[0][i] != outs[1][i] || !strings.Contains(outs[1][i], "rejected: ") {
 			t.Errorf("%q: codexd told the model\n  %q\nCodex told it\n  %q", p, outs[1][i], outs[0][i])
