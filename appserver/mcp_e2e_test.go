@@ -71,7 +71,7 @@ stream_max_retries = 0
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Core: rt.Core, Logger: slogDiscard})
+	srv, err := New(Config{Core: rt.Core, MCP: rt.MCP, Logger: slogDiscard})
 	if err != nil {
 		_ = rt.Close()
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/mcp"
 	"github.com/codexd/codexd/sandbox"
 	"github.com/codexd/codexd/skills"
 )
@@ -84,7 +85,10 @@ type Config struct {
 	// Environments are the exec-servers of environment/*; nil means a
 	// registry of the server's own, with no environment.
 	Environments *environment.Registry
-	Logger       *slog.Logger
+	// MCP knows the configured MCP servers and each thread's (nil: none);
+	// see mcp.go.
+	MCP    *mcp.Registry
+	Logger *slog.Logger
 }
 
 // Requirements constrain what turn/start and thread/start may override,
@@ -104,6 +108,7 @@ type Server struct {
 	core agent.Core
 	log  *slog.Logger
 	fs   *fsops.Service
+	mcp  *mcpHub
 
 	// mu guards the registries; a session's and a thread's own state have
 	// their own locks, always taken after mu is released (never the other
@@ -180,6 +185,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.registerAll()
 	s.registerFuzzy()
+	s.mcp = newMCPHub(s)
 	return s, nil
 }
 
@@ -225,6 +231,7 @@ func (s *Server) registerAll() {
 	registerShell(s)
 	registerTerminals(s)
 	registerConfigWrite(s)
+	registerMCP(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,
@@ -266,6 +273,7 @@ func (s *Server) Close() error {
 		t.shutdown()
 	}
 	s.listeners.Wait()
+	s.mcp.close()
 	if s.ownEnvs {
 		return s.envs.Close()
 	}

@@ -62,6 +62,7 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	for _, sess := range s.initializedSessions() {
 		sess.send(started)
 	}
+	s.mcp.startedLocked(t) // its MCP servers' startup so far
 	t.mu.Unlock()
 	return resp, errDeferred
 }

@@ -84,6 +84,8 @@ type Manager struct {
 	mu      sync.Mutex
 	servers map[string]*server
 	closed  bool
+	// onClose, set by a Registry, runs once Close has stopped everything.
+	onClose func()
 }
 
 // Status is a server's state and inventory.
@@ -95,6 +97,12 @@ type Status struct {
 	Tools []*sdk.Tool
 	// Available is false while a crashed server is not running again.
 	Available bool
+	// Info and Capabilities are what the server's initialize answer said
+	// (nil before it was ever ready).
+	Info         *sdk.Implementation
+	Capabilities *sdk.ServerCapabilities
+	// Enabled is false for a server configured with enabled = false.
+	Enabled bool
 }
 
 // Tool is a server's tool with its model-visible names.
@@ -374,6 +382,9 @@ func (m *Manager) Close() {
 		s.stop()
 	}
 	m.wg.Wait()
+	if m.onClose != nil {
+		m.onClose()
+	}
 }
 
 // Reload replaces the configuration: servers that are new start, those

@@ -30,6 +30,8 @@ type server struct {
 	tools   []*sdk.Tool // the last known tools
 	crashed bool        // the server exited after being ready
 	readyAt time.Time
+	info    *sdk.Implementation     // from the last initialize answer
+	caps    *sdk.ServerCapabilities // likewise
 	nextTry time.Time
 	backoff time.Duration
 	stopped bool
@@ -109,6 +111,9 @@ func (s *server) run(ctx context.Context) {
 		return
 	}
 	s.sess, s.tools, s.readyAt = cs, tools, time.Now()
+	if ir := cs.InitializeResult(); ir != nil {
+		s.info, s.caps = ir.ServerInfo, ir.Capabilities
+	}
 	s.setState(StateReady, "")
 	s.mu.Unlock()
 
@@ -337,7 +342,9 @@ func (s *server) status() Status {
 	if st == "" {
 		st = StateStarting
 	}
-	return Status{Name: s.cfg.Name, State: st, Reason: s.reason, Tools: s.tools, Available: s.sess != nil}
+	out := Status{Name: s.cfg.Name, State: st, Reason: s.reason, Tools: s.tools, Available: s.sess != nil, Enabled: s.cfg.Enabled,
+		Info: s.info, Capabilities: s.caps}
+	return out
 }
 
 // crashedSession reports whether cs is no longer the server's session (it

@@ -23,6 +23,7 @@ import (
 	"github.com/codexd/codexd/execenv"
 	"github.com/codexd/codexd/execserver/fsops"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/mcp"
 	"github.com/codexd/codexd/rpcserve"
 	"github.com/codexd/codexd/skills"
 )
@@ -86,6 +87,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	var commandEnv func() map[string]string
 	var listSkills func(string) ([]skills.Skill, []skills.LoadError)
 	var envs *environment.Registry
+	var mcpServers *mcp.Registry
 	if *benchCore > 0 {
 		core = agenttest.New(agenttest.Options{Instant: true, InstantDeltas: *benchCore})
 		defer core.Close()
@@ -97,6 +99,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		}
 		defer rt.Close()
 		core, envs = rt.Core, rt.Environments
+		mcpServers = rt.MCP
 		signIn, requiresOpenAIAuth = rt.Auth, rt.Config.Provider.RequiresOpenAIAuth
 		for _, w := range rt.Config.Warnings {
 			n := appproto.ConfigWarningNotification{Summary: w.Summary, Details: &w.Details}
@@ -119,7 +122,7 @@ func runAppServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		}
 	}
 	srv, err := appserver.New(appserver.Config{Core: core, MaxMessage: *maxMessage, FS: fsops.Config{Roots: roots},
-		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, ConfigWarnings: warnings, Skills: listSkills, Environments: envs, Logger: log})
+		InstallationID: installationID, CommandEnv: commandEnv, Auth: signIn, RequiresOpenAIAuth: requiresOpenAIAuth, ConfigWarnings: warnings, Skills: listSkills, Environments: envs, MCP: mcpServers, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "codexd app-server:", err)
 		return 2

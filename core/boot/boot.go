@@ -53,6 +53,8 @@ type Runtime struct {
 	Config *config.Config
 	// MockURL is the base URL of the built-in mock model, when started.
 	MockURL string
+	// MCP knows the configured MCP servers and each thread's.
+	MCP *mcp.Registry
 	// Auth is CODEX_HOME's stored sign-in (auth.json), which the core's
 	// OpenAI provider uses and account/read reports.
 	Auth *auth.Manager
@@ -144,14 +146,19 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 		}
 		return nil, err
 	}
-	if servers := cfg.SortedMCPServers(); len(servers) > 0 {
-		// Each thread gets its own servers, started in the background.
-		ccfg.MCP = func(string) agent.MCPConnector {
-			m := mcp.New(servers, mcp.Options{Logger: log.With("component", "mcp"), ClientVersion: opts.CliVersion})
-			m.Start()
-			return m
-		}
-	}
+	// Each thread gets its own servers, started in the background; the
+	// registry knows them all for the app-server, and re-reads the
+	// configuration's table for config/mcpServer/reload.
+	loadOpts := opts.Config
+	rt.MCP = mcp.NewRegistry(cfg.SortedMCPServers(), mcp.Options{Logger: log.With("component", "mcp"), ClientVersion: opts.CliVersion},
+		func() ([]config.MCPServer, error) {
+			c, err := config.Load(loadOpts)
+			if err != nil {
+				return nil, err
+			}
+			return c.SortedMCPServers(), nil
+		})
+	ccfg.MCP = func(id string) agent.MCPConnector { return rt.MCP.NewThread(id) }
 	if rt.Core, err = core.New(ccfg); err != nil {
 		if st != nil {
 			_ = st.Close()
