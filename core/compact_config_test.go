@@ -94,7 +94,8 @@ func TestCompactionUsesTheModelsWindow(t *testing.T) {
 		t.Fatal("no compaction at the model's own window")
 	}
 
-	// model_context_window past the model's max_context_window is capped.
+	// model_context_window past the model's max_context_window is capped
+	// (and its effective part is the window).
 	h2 := newHarness(t, newFakeModel(textResponse("msg_1", "ok")), func(c *Config) {
 		c.Catalog = cat
 		c.Compaction.ContextWindow = window * 100
@@ -102,7 +103,7 @@ func TestCompactionUsesTheModelsWindow(t *testing.T) {
 	th2 := h2.start(agent.Overrides{})
 	h2.submit(th2, agent.UserInput{Input: text("hi")})
 	evs := until(t, th2, isTurnCompleted)
-	if ts := msgs[agent.TurnStarted](evs); len(ts) != 1 || ts[0].ModelContextWindow != window*4 {
-		t.Fatalf("turn started %+v, want the model's max window %d", ts, window*4)
+	if ts := msgs[agent.TurnStarted](evs); len(ts) != 1 || ts[0].ModelContextWindow != window*2 {
+		t.Fatalf("turn started %+v, want half the model's max window %d", ts, window*4)
 	}
 }

@@ -261,7 +261,7 @@ func (c *Core) provider(s agent.Settings) (*Provider, error) {
 
 // contextWindow is the window of model that the compaction trigger and the
 // usage reports measure against: model_context_window when set (never past
-// the model's max_context_window, as in Codex), else the window of the
+// the model's max_context_window, and its effective part, as in Codex), else the window of the
 // configured model list, else the model's metadata: its effective window,
 // as Codex reports it (258,400 for a model it knows nothing of).
 func (c *Core) contextWindow(model string) int64 {
@@ -270,7 +270,13 @@ func (c *Core) contextWindow(model string) int64 {
 		if info.MaxContextWindow > 0 {
 			w = min(w, info.MaxContextWindow)
 		}
-		return w // model_context_window wins over what the model says
+		// model_context_window wins over what the model says, and is
+		// used as the model's is: effective_context_window_percent of it
+		// (Codex 0.169 reports 95,000 for a configured 100,000).
+		if p := info.EffectiveContextWindowPercent; p > 0 {
+			w = w * p / 100
+		}
+		return w
 	}
 	for _, m := range c.cfg.Models {
 		if m.ID == model && m.ContextWindow > 0 {
