@@ -59,6 +59,20 @@ type Settings struct {
 	ServiceTier       string
 	// CollaborationMode is "default" or "plan".
 	CollaborationMode string
+	// Environments are where the thread's tools run, the first being the
+	// current one: nil means the default environment, empty (non-nil) none
+	// (every tool that needs a machine refuses).
+	Environments []Environment
+}
+
+// Environment selects an environment (an exec-server, by id) and where in
+// it the thread works.
+type Environment struct {
+	ID  string
+	Cwd string
+	// RuntimeWorkspaceRoots are the environment's workspace roots; empty
+	// means Cwd.
+	RuntimeWorkspaceRoots []string
 }
 
 // Overrides change some settings; nil fields keep the current value.
@@ -75,6 +89,9 @@ type Overrides struct {
 	Personality       *string
 	ServiceTier       *string
 	CollaborationMode *string
+	// Environments, when set, replaces the environments (an empty slice
+	// selects none).
+	Environments *[]Environment
 }
 
 // Apply returns s with o applied.
@@ -101,6 +118,9 @@ func (o Overrides) Apply(s Settings) Settings {
 	set(&s.Personality, o.Personality)
 	set(&s.ServiceTier, o.ServiceTier)
 	set(&s.CollaborationMode, o.CollaborationMode)
+	if o.Environments != nil {
+		s.Environments = append([]Environment{}, (*o.Environments)...)
+	}
 	return s
 }
 

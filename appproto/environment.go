@@ -64,3 +64,12 @@ var (
 	EnvironmentInfo   = jsonrpc.Method[EnvironmentInfoParams, EnvironmentInfoResponse](MethodEnvironmentInfo)
 	EnvironmentStatus = jsonrpc.Method[EnvironmentStatusParams, EnvironmentStatusResponse](MethodEnvironmentStatus)
 )
+
+// TurnEnvironmentParams are one entry of the environments of thread/start
+// and turn/start: an environment id, the cwd in it and its runtime
+// workspace roots (omitted: the cwd).
+type TurnEnvironmentParams struct {
+	EnvironmentID         string    `json:"environmentId"`
+	Cwd                   string    `json:"cwd"`
+	RuntimeWorkspaceRoots *[]string `json:"runtimeWorkspaceRoots,omitzero"`
+}

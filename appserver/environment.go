@@ -4,8 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/environment"
 )
@@ -63,4 +71,109 @@ func (s *Server) environmentInfo(ctx context.Context, _ *call, p appproto.Enviro
 		r.Cwd = &info.Cwd
 	}
 	return r, nil
+}
+
+// environmentsOverride reads the environments member of thread/start or
+// turn/start: absent or null keeps the thread's (nil), [] selects none,
+// otherwise the first is the turn's current environment. It refuses, as
+// Codex 0.169 does and before anything is recorded, an unknown or repeated
+// id and a cwd that is not absolute.
+func (s *Server) environmentsOverride(raw jsontext.Value) (*[]agent.Environment, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var ps []appproto.TurnEnvironmentParams
+	if err := json.Unmarshal(raw, &ps); err != nil {
+		return nil, invalidRequest("Invalid request: " + err.Error())
+	}
+	envs := make([]agent.Environment, 0, len(ps))
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if !s.hasEnvironment(p.EnvironmentID) {
+			return nil, invalidRequest(fmt.Sprintf("unknown turn environment id `%s`", p.EnvironmentID))
+		}
+		if seen[p.EnvironmentID] {
+			return nil, invalidRequest(fmt.Sprintf("duplicate turn environment id `%s`", p.EnvironmentID))
+		}
+		seen[p.EnvironmentID] = true
+		if !path.IsAbs(p.Cwd) && !windowsAbs(p.Cwd) {
+			return nil, invalidRequest(fmt.Sprintf("invalid cwd for environment `%s`: path `%s` does not use absolute POSIX or Windows path syntax", p.EnvironmentID, p.Cwd))
+		}
+		e := agent.Environment{ID: p.EnvironmentID, Cwd: p.Cwd}
+		if p.RuntimeWorkspaceRoots != nil {
+			e.RuntimeWorkspaceRoots = append([]string{}, (*p.RuntimeWorkspaceRoots)...)
+		}
+		envs = append(envs, e)
+	}
+	return &envs, nil
+}
+
+// hasEnvironment: without a registry of its own the server knows `local`
+// only (the core's exec-server).
+func (s *Server) hasEnvironment(id string) bool {
+	return s.envs.Has(id) || (s.ownEnvs && id == environment.LocalID)
+}
+
+func windowsAbs(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		(p[0] >= 'a' && p[0] <= 'z' || p[0] >= 'A' && p[0] <= 'Z') || strings.HasPrefix(p, `\\`)
+}
+
+// environments is what a loaded thread reports: its environments, or
+// `local` with the thread's cwd when it named none.
+func environments(st agent.Settings) []appproto.ThreadEnvironment {
+	if st.Environments == nil {
+		return []appproto.ThreadEnvironment{{EnvironmentID: environment.LocalID, Cwd: st.Cwd, RuntimeWorkspaceRoots: []string{st.Cwd}}}
+	}
+	out := make([]appproto.ThreadEnvironment, 0, len(st.Environments))
+	for _, e := range st.Environments {
+		roots := e.RuntimeWorkspaceRoots
+		if len(roots) == 0 {
+			roots = []string{e.Cwd}
+		}
+		out = append(out, appproto.ThreadEnvironment{EnvironmentID: e.ID, Cwd: e.Cwd, RuntimeWorkspaceRoots: roots})
+	}
+	return out
+}
+
+// runtimeRoots are the runtime workspace roots a thread/start answer
+// reports: the current environment's (none without an environment).
+func runtimeRoots(st agent.Settings) []string {
+	if envs := environments(st); len(envs) > 0 {
+		return envs[0].RuntimeWorkspaceRoots
+	}
+	return []string{}
+}
+
+// noteEnvironmentsLocked keeps what thread/read and thread/list report in
+// step with a turn/start that switched environments (the core applies the
+// switch with the turn and announces no settings change for it).
+func (t *thread) noteEnvironmentsLocked(o agent.Overrides) {
+	if o.Environments != nil {
+		t.st.settings.Environments = append([]agent.Environment{}, (*o.Environments)...)
+	}
+}
+
+// startSandbox is the sandbox a thread/start answer reports. For a thread
+// that names its environments, Codex 0.169 lists what workspace-write
+// makes writable there: the current environment's runtime workspace
+// roots, /tmp and $TMPDIR (unless excluded), as codexd's sandbox also
+// allows them.
+func startSandbox(st agent.Settings) appproto.SandboxPolicy {
+	sb := wireSandbox(st.Sandbox)
+	if st.Environments == nil || st.Sandbox.Mode != agent.SandboxWorkspaceWrite {
+		return sb
+	}
+	roots := append([]string{}, st.Sandbox.WritableRoots...)
+	if len(st.Environments) > 0 {
+		roots = append(roots, runtimeRoots(st)...)
+	}
+	if !st.Sandbox.ExcludeSlashTmp {
+		roots = append(roots, "/tmp")
+	}
+	if tmp := os.Getenv("TMPDIR"); tmp != "" && !st.Sandbox.ExcludeTmpdirEnvVar {
+		roots = append(roots, tmp)
+	}
+	sb.WritableRoots = slices.Compact(roots)
+	return sb
 }

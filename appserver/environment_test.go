@@ -181,3 +181,73 @@ func TestEnvironmentNone(t *testing.T) {
 		t.Fatalf("local without a registry: %s", st)
 	}
 }
+
+// thread/start and turn/start take environments: refused before anything
+// is recorded when an id is unknown or repeated or a cwd is not absolute
+// (Codex 0.169's messages), reported by thread/start, thread/read and
+// thread/list otherwise.
+func TestEnvironmentSelection(t *testing.T) {
+	_, url := envExecServer(t)
+	reg := envRegistry(t)
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
+	c := e.dial("A")
+	c.initialize(map[string]any{"experimentalApi": true})
+	for _, tc := range []struct {
+		envs any
+		msg  string
+	}{
+		{[]map[string]any{{"environmentId": "nope", "cwd": "/w"}}, "unknown turn environment id `nope`"},
+		{[]map[string]any{{"environmentId": "r1", "cwd": "/w"}, {"environmentId": "r1", "cwd": "/x"}}, "duplicate turn environment id `r1`"},
+		{[]map[string]any{{"environmentId": "r1", "cwd": "rel"}}, "invalid cwd for environment `r1`: path `rel` does not use absolute POSIX or Windows path syntax"},
+	} {
+		if err := c.callErr("thread/start", map[string]any{"environments": tc.envs}); err.Code != -32600 || err.Message != tc.msg {
+			t.Errorf("thread/start %v: %d %s, want %s", tc.envs, err.Code, err.Message, tc.msg)
+		}
+	}
+	var loaded []string
+	if err := pointer(c.call("thread/loaded/list", map[string]any{}).Result, "/data", &loaded); err != nil || len(loaded) != 0 {
+		t.Fatalf("a refused thread/start loaded %v (%v)", loaded, err)
+	}
+
+	envsOf := func(m *wmsg, path string) []appproto.ThreadEnvironment {
+		t.Helper()
+		var envs []appproto.ThreadEnvironment
+		if err := pointer(m.Result, path, &envs); err != nil {
+			t.Fatal(err)
+		}
+		return envs
+	}
+	m := c.call("thread/start", map[string]any{"cwd": "/tmp", "environments": []map[string]any{
+		{"environmentId": "r1", "cwd": "/srv/a", "runtimeWorkspaceRoots": []string{"/srv"}}, {"environmentId": "local", "cwd": "/tmp"}}})
+	id := m.str(t, "/thread/id")
+	got := envsOf(m, "/thread/environments")
+	if len(got) != 2 || got[0].EnvironmentID != "r1" || got[0].Cwd != "/srv/a" || got[0].RuntimeWorkspaceRoots[0] != "/srv" ||
+		got[1].EnvironmentID != "local" || got[1].RuntimeWorkspaceRoots[0] != "/tmp" {
+		t.Fatalf("thread/start environments %+v", got)
+	}
+	var roots []string
+	if err := pointer(m.Result, "/runtimeWorkspaceRoots", &roots); err != nil || len(roots) != 1 || roots[0] != "/srv" {
+		t.Fatalf("runtimeWorkspaceRoots %v %v", roots, err)
+	}
+	if got := envsOf(c.call("thread/read", map[string]any{"threadId": id}), "/thread/environments"); len(got) != 2 || got[0].EnvironmentID != "r1" {
+		t.Fatalf("thread/read environments %+v", got)
+	}
+
+	none := c.call("thread/start", map[string]any{"environments": []any{}})
+	if got := envsOf(none, "/thread/environments"); len(got) != 0 {
+		t.Fatalf("environments [] reported %+v", got)
+	}
+	// turn/start: the same checks, then the selection sticks.
+	noneID := none.str(t, "/thread/id")
+	if err := c.callErr("turn/start", map[string]any{"threadId": noneID, "input": text("hi"), "environments": []map[string]any{{"environmentId": "zz", "cwd": "/w"}}}); err.Code != -32600 || err.Message != "unknown turn environment id `zz`" {
+		t.Fatalf("turn/start unknown: %d %s", err.Code, err.Message)
+	}
+	c.call("turn/start", map[string]any{"threadId": noneID, "input": text("hi"), "environments": []map[string]any{{"environmentId": "r1", "cwd": "/srv"}}})
+	c.note("turn/completed")
+	if got := envsOf(c.call("thread/read", map[string]any{"threadId": noneID}), "/thread/environments"); len(got) != 1 || got[0].EnvironmentID != "r1" || got[0].Cwd != "/srv" {
+		t.Fatalf("after turn/start: %+v", got)
+	}
+}

@@ -87,14 +87,10 @@ func wireThread(info agent.ThreadInfo, status appproto.ThreadStatus, loaded *age
 		t.ModelProvider = loaded.ModelProvider
 		t.Cwd = loaded.Cwd
 		t.ReasoningEffort = optString(loaded.ReasoningEffort)
-		t.Environments = ptr(environments(loaded.Cwd))
+		t.Environments = ptr(environments(*loaded))
 		t.CanAcceptDirectInput = ptr(true)
 	}
 	return t
-}
-
-func environments(cwd string) []appproto.ThreadEnvironment {
-	return []appproto.ThreadEnvironment{{EnvironmentID: "local", Cwd: cwd, RuntimeWorkspaceRoots: []string{cwd}}}
 }
 
 // wireApproval maps an approval policy. v2 has no "on-failure": it is
@@ -159,7 +155,7 @@ func wireSettings(s agent.Settings) appproto.ThreadSettings {
 	return appproto.ThreadSettings{
 		DisabledPluginIDs:       []string{},
 		Cwd:                     s.Cwd,
-		Environments:            ptr(environments(s.Cwd)),
+		Environments:            ptr(environments(s)),
 		ApprovalPolicy:          wireApproval(s.Approval),
 		ApprovalsReviewer:       reviewer(s),
 		SandboxPolicy:           wireSandbox(s.Sandbox),
@@ -435,7 +431,7 @@ func (s *Server) listEntry(info agent.ThreadInfo) appproto.Thread {
 	if t := s.thread(info.ID); t != nil {
 		t.mu.Lock()
 		status = t.st.status
-		envs = ptr(environments(t.st.settings.Cwd))
+		envs = ptr(environments(t.st.settings))
 		t.mu.Unlock()
 	}
 	th := wireThread(info, status, nil, nil)

@@ -38,6 +38,9 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	if err != nil {
 		return appproto.ThreadStartResponse{}, err
 	}
+	if o.Environments, err = s.environmentsOverride(p.Environments); err != nil {
+		return appproto.ThreadStartResponse{}, err
+	}
 	noTools, err := configNoTools(p.Config)
 	if err != nil {
 		return appproto.ThreadStartResponse{}, err
@@ -117,8 +120,8 @@ func (t *thread) startResponseLocked(withTurns bool) appproto.ThreadStartRespons
 	return appproto.ThreadStartResponse{
 		Thread: t.wireLocked(withTurns), Model: st.Model, ModelProvider: st.ModelProvider,
 		ServiceTier: optString(st.ServiceTier), DisabledPluginIDs: []string{}, Cwd: st.Cwd,
-		RuntimeWorkspaceRoots: []string{st.Cwd}, InstructionSources: []string{},
-		ApprovalPolicy: wireApproval(st.Approval), ApprovalsReviewer: reviewer(st), Sandbox: wireSandbox(st.Sandbox),
+		RuntimeWorkspaceRoots: runtimeRoots(st), InstructionSources: []string{},
+		ApprovalPolicy: wireApproval(st.Approval), ApprovalsReviewer: reviewer(st), Sandbox: startSandbox(st),
 		ActivePermissionProfile: activeProfile(st), ReasoningEffort: optString(st.ReasoningEffort),
 		MultiAgentMode: "explicitRequestOnly",
 	}

@@ -58,6 +58,9 @@ func (s *Server) turnStart(ctx context.Context, c *call, p appproto.TurnStartPar
 	if err != nil {
 		return appproto.TurnStartResponse{}, err
 	}
+	if o.Environments, err = s.environmentsOverride(p.Environments); err != nil {
+		return appproto.TurnStartResponse{}, err
+	}
 	in := agent.UserInput{Input: agentInputs(p.Input), ClientID: deref(p.ClientUserMessageID), Overrides: o}
 	if p.OutputSchema != nil && string(p.OutputSchema) != "null" {
 		in.OutputSchema = p.OutputSchema
@@ -81,6 +84,7 @@ func (s *Server) turnStart(ctx context.Context, c *call, p appproto.TurnStartPar
 		return appproto.TurnStartResponse{}, internalError("failed to submit turn input: " + err.Error())
 	}
 	t.noteActivityLocked() // its TurnStarted may not have reached the listener yet
+	t.noteEnvironmentsLocked(o)
 	resp := appproto.TurnStartResponse{Turn: appproto.Turn{ID: turnID, RootTurnID: ptr(turnID), Items: []appproto.ThreadItem{},
 		ItemsView: appproto.ItemsNotLoaded, Status: appproto.TurnInProgress}}
 	c.respond(resp, nil)

@@ -68,6 +68,9 @@ type Config struct {
 	// (DialExec). The core dials once and shares the client between
 	// threads, dialling again if it ends.
 	ExecDialer func(ctx context.Context) (*execclient.Client, error)
+	// Environments are the exec-servers turns select by id (see
+	// environment.go); nil means only `local`, which is ExecDialer's.
+	Environments Environments
 	// Sandbox confines commands; nil means none is available, so
 	// read-only and workspace-write commands are refused.
 	Sandbox Sandbox
@@ -220,8 +223,12 @@ func New(cfg Config) (*Core, error) {
 	return &Core{cfg: cfg, log: cfg.Logger, sandbox: sb, ctx: ctx, stop: stop, threads: map[string]*thread{}, draining: map[*thread]bool{}, execSem: make(chan struct{}, 1)}, nil
 }
 
-// exec returns the shared exec-server client, dialling it if needed.
+// exec returns the client of the environment ctx's turn selects, else the
+// shared exec-server client, dialling it if needed.
 func (c *Core) exec(ctx context.Context) (*execclient.Client, error) {
+	if cl, ok, err := c.selectedExec(ctx); ok {
+		return cl, err
+	}
 	select {
 	case c.execSem <- struct{}{}:
 	case <-ctx.Done():

@@ -61,7 +61,8 @@ type queuedInput struct {
 var errSteered = errors.New("steered")
 
 func (t *thread) newTurn(s agent.Settings, outputSchema []byte) *turn {
-	ctx, cancel := context.WithCancel(t.core.ctx)
+	ctx, cancel := context.WithCancel(withTurnEnvironment(t.core.ctx, s.Environments))
+	s.Cwd = turnCwd(s) // the tools work in the current environment's cwd
 	return &turn{
 		t: t, id: newUUIDv7(), kind: "regular", settings: s, outputSchema: outputSchema,
 		ctx: ctx, cancel: cancel, requests: map[string]chan agent.Op{}, diff: newTurnDiff(),

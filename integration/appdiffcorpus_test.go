@@ -54,7 +54,7 @@ var appVarNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 //	{"close":true}                       the client closes its connection
 //
 // In what is sent, $NAME is a value bound before on the same side, $W the
-// side's work directory and $H its CODEX_HOME. A probe is
+// side's work directory, $H its CODEX_HOME and $TMPDIR its TMPDIR. A probe is
 // thread/loaded/list with id "sync-N".
 //
 // Rules a session keeps, so that both runs are deterministic: a turn's

@@ -198,6 +198,7 @@ func runAppSession(side appSide, sess *appSession, dirs appDirs) *appObservation
 		lastReq: map[string]map[string]any{}}
 	r.obs.vars["W"] = dirs.work
 	r.obs.vars["H"] = dirs.home
+	r.obs.vars["TMPDIR"] = dirs.tmp // the server's $TMPDIR
 	for name, text := range sess.texts {
 		r.obs.vars[name] = text
 	}

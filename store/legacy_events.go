@@ -77,6 +77,14 @@ type settingsV1 struct {
 	Personality       string    `json:"personality,omitempty"`
 	ServiceTier       string    `json:"service_tier,omitempty"`
 	CollaborationMode string    `json:"collaboration_mode,omitempty"`
+	// Environments: absent is the default environment, [] none.
+	Environments *[]environmentV1 `json:"environments,omitzero"`
+}
+
+type environmentV1 struct {
+	ID                    string   `json:"id"`
+	Cwd                   string   `json:"cwd"`
+	RuntimeWorkspaceRoots []string `json:"runtime_workspace_roots,omitempty"`
 }
 
 type sandboxV1 struct {
@@ -205,8 +213,30 @@ func encodeSettings(s agent.Settings) settingsV1 {
 		},
 		PermissionProfile: s.PermissionProfile, ReasoningEffort: s.ReasoningEffort,
 		ReasoningSummary: s.ReasoningSummary, Personality: s.Personality, ServiceTier: s.ServiceTier,
-		CollaborationMode: s.CollaborationMode,
+		CollaborationMode: s.CollaborationMode, Environments: encodeEnvironments(s.Environments),
 	}
+}
+
+func encodeEnvironments(envs []agent.Environment) *[]environmentV1 {
+	if envs == nil {
+		return nil
+	}
+	out := make([]environmentV1, 0, len(envs))
+	for _, e := range envs {
+		out = append(out, environmentV1{ID: e.ID, Cwd: e.Cwd, RuntimeWorkspaceRoots: e.RuntimeWorkspaceRoots})
+	}
+	return &out
+}
+
+func decodeEnvironments(envs *[]environmentV1) []agent.Environment {
+	if envs == nil {
+		return nil
+	}
+	out := make([]agent.Environment, 0, len(*envs))
+	for _, e := range *envs {
+		out = append(out, agent.Environment{ID: e.ID, Cwd: e.Cwd, RuntimeWorkspaceRoots: e.RuntimeWorkspaceRoots})
+	}
+	return out
 }
 
 func decodeSettings(s settingsV1) agent.Settings {
@@ -220,7 +250,7 @@ func decodeSettings(s settingsV1) agent.Settings {
 		},
 		PermissionProfile: s.PermissionProfile, ReasoningEffort: s.ReasoningEffort,
 		ReasoningSummary: s.ReasoningSummary, Personality: s.Personality, ServiceTier: s.ServiceTier,
-		CollaborationMode: s.CollaborationMode,
+		CollaborationMode: s.CollaborationMode, Environments: decodeEnvironments(s.Environments),
 	}
 }
 

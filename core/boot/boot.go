@@ -146,6 +146,7 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 		}
 		return nil, err
 	}
+	ccfg.Environments = rt.Environments // turns select among them by id
 	// Each thread gets its own servers, started in the background; the
 	// registry knows them all for the app-server, and re-reads the
 	// configuration's table for config/mcpServer/reload.

@@ -1,0 +1,77 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/execclient"
+)
+
+// Environments are the exec-servers a turn may select by id (package
+// environment's Registry is one). The core holds no connection of its own
+// to them: every tool of a turn asks for the client of the turn's current
+// environment, and the registry shares and resumes it.
+type Environments interface {
+	// Client returns the client of environment id, connecting if needed;
+	// the error of an id that is not configured names it.
+	Client(ctx context.Context, id string) (*execclient.Client, error)
+}
+
+// errNoEnvironment is why a tool of a turn without environment access
+// (environments: []) cannot run.
+var errNoEnvironment = errors.New("this turn has no environment: it was started with an empty environments list, so no command, file or patch can run")
+
+// envKey carries a turn's environment selection in its context, so that
+// every path that reaches an exec-server (exec_command, write_stdin's
+// process, apply_patch, the file reads of a request, a user shell command)
+// goes to the turn's environment without being told.
+type envKey struct{}
+
+type envSelection struct {
+	none bool   // environments: [] — no access
+	id   string // the current environment
+}
+
+// withTurnEnvironment returns ctx carrying the current environment of
+// envs (nil: the default, ctx unchanged).
+func withTurnEnvironment(ctx context.Context, envs []agent.Environment) context.Context {
+	switch {
+	case envs == nil:
+		return ctx
+	case len(envs) == 0:
+		return context.WithValue(ctx, envKey{}, envSelection{none: true})
+	}
+	return context.WithValue(ctx, envKey{}, envSelection{id: envs[0].ID})
+}
+
+// turnCwd is the working directory of a turn's tools: the current
+// environment's cwd when the turn names one.
+func turnCwd(s agent.Settings) string {
+	if len(s.Environments) > 0 && s.Environments[0].Cwd != "" {
+		return s.Environments[0].Cwd
+	}
+	return s.Cwd
+}
+
+// selectedExec is the client of the environment ctx selects; ok is false
+// when it selects none in particular (the default exec-server applies).
+func (c *Core) selectedExec(ctx context.Context) (cl *execclient.Client, ok bool, err error) {
+	sel, has := ctx.Value(envKey{}).(envSelection)
+	switch {
+	case !has:
+		return nil, false, nil
+	case sel.none:
+		return nil, true, errNoEnvironment
+	case c.cfg.Environments == nil && sel.id == "local":
+		return nil, false, nil
+	case c.cfg.Environments == nil:
+		return nil, true, fmt.Errorf("environment `%s` is not configured", sel.id)
+	}
+	cl, err = c.cfg.Environments.Client(ctx, sel.id)
+	if err != nil {
+		return nil, true, fmt.Errorf("environment `%s`: %w", sel.id, err)
+	}
+	return cl, true, nil
+}

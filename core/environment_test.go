@@ -1,0 +1,182 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
+	"github.com/codexd/codexd/environment"
+	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/jsonrpc"
+)
+
+// envServer is a real exec-server on a loopback WebSocket confined to a
+// root of its own; it returns the URL and the root.
+func envServer(t *testing.T) (string, string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := execserver.New(execserver.Config{Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := srv.Listen(jsonrpc.Listen{Scheme: "ws", Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- l.Serve(nil, nil) }()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		srv.Close()
+	})
+	return l.URL(), root
+}
+
+// scriptedByInput answers a user message "RUN:<cmd>" with exec_command
+// <cmd> and "PATCH:<patch>" with apply_patch, and a tool's output with a
+// message.
+func scriptedByInput() *fakeModel {
+	m := newFakeModel()
+	var mu sync.Mutex
+	n := 0
+	m.next = func(req *prompt.Request) fakeResponse {
+		mu.Lock()
+		n++
+		id := fmt.Sprintf("call_%d", n)
+		mu.Unlock()
+		last := req.Input[len(req.Input)-1]
+		if last.Type == prompt.TypeFunctionCallOutput || last.Type == prompt.TypeCustomToolCallOutput {
+			return textResponse("msg_"+id, "done")
+		}
+		for i := len(req.Input) - 1; i >= 0; i-- {
+			it := req.Input[i]
+			if it.Type != prompt.TypeMessage || it.Role != "user" {
+				continue
+			}
+			for _, c := range it.Content {
+				if cmd, ok := strings.CutPrefix(c.Text, "RUN:"); ok {
+					return callResponse(id, "exec_command", map[string]any{"cmd": cmd, "yield_time_ms": 20000})
+				}
+				if patch, ok := strings.CutPrefix(c.Text, "PATCH:"); ok {
+					return callResponse(id, "apply_patch", map[string]any{"input": patch})
+				}
+			}
+		}
+		return textResponse("msg_"+id, "nothing to do")
+	}
+	return m
+}
+
+// toolOutput runs one turn of input on th and returns the output its tool
+// call got.
+func envToolOutput(t *testing.T, th agent.Thread, in agent.UserInput) string {
+	t.Helper()
+	if _, err := th.Submit(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, th, isTurnCompleted)
+	for _, ev := range evs {
+		if m, ok := ev.Msg.(agent.ItemCompleted); ok {
+			switch it := m.Item.(type) {
+			case *agent.CommandExecution:
+				if it.Output == nil {
+					return ""
+				}
+				return *it.Output
+			case *agent.FileChange:
+				return string(it.Status)
+			}
+		}
+	}
+	t.Fatalf("no tool item in %s", describe(evs))
+	return ""
+}
+
+func envsOf(id, cwd string) *[]agent.Environment {
+	return &[]agent.Environment{{ID: id, Cwd: cwd}}
+}
+
+// Two threads on two exec-servers run at once, and each command runs
+// where its thread says: each writes a marker in its own exec-server's
+// root, then waits for the other's, so both finish only if they overlap.
+func TestEnvironmentsTwoThreadsTwoServers(t *testing.T) {
+	urlA, rootA := envServer(t)
+	urlB, rootB := envServer(t)
+	reg := environment.New(environment.Options{})
+	t.Cleanup(func() { reg.Close() })
+	for id, url := range map[string]string{"a": urlA, "b": urlB} {
+		if err := reg.Add(environment.AddParams{ID: id, URL: url}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, scriptedByInput(), func(c *Config) { c.Environments = reg })
+	thA := h.start(agent.Overrides{Environments: envsOf("a", rootA)})
+	thB := h.start(agent.Overrides{Environments: envsOf("b", rootB)})
+	cmd := func(me, other string) string {
+		return fmt.Sprintf("echo %s > marker; pwd; while [ ! -e %s/marker ]; do sleep 0.01; done; echo overlapped", me, other)
+	}
+	outs := make([]string, 2)
+	var wg sync.WaitGroup
+	for i, c := range []struct {
+		th   agent.Thread
+		text string
+	}{{thA, cmd("a", rootB)}, {thB, cmd("b", rootA)}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i] = envToolOutput(t, c.th, agent.UserInput{Input: text("RUN:" + c.text)})
+		}()
+	}
+	wg.Wait()
+	for i, root := range []string{rootA, rootB} {
+		if !strings.Contains(outs[i], root+"\n") || !strings.Contains(outs[i], "overlapped") {
+			t.Errorf("thread %d's command printed %q, want its cwd %s and overlapped", i, outs[i], root)
+		}
+		b, err := os.ReadFile(filepath.Join(root, "marker"))
+		if want := []string{"a\n", "b\n"}[i]; err != nil || string(b) != want {
+			t.Errorf("marker in %s: %q %v, want %q", root, b, err, want)
+		}
+	}
+
+	// apply_patch runs there too, and a turn may switch environments.
+	patch := "*** Begin Patch\n*** Add File: patched.txt\n+from the patch\n*** End Patch"
+	if st := envToolOutput(t, thA, agent.UserInput{Input: text("PATCH:" + patch), Overrides: agent.Overrides{Environments: envsOf("b", rootB)}}); st != "completed" {
+		t.Fatalf("patch: %s", st)
+	}
+	if b, err := os.ReadFile(filepath.Join(rootB, "patched.txt")); err != nil || string(b) != "from the patch\n" {
+		t.Fatalf("patched file in b: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(rootA, "patched.txt")); err == nil {
+		t.Fatal("the patch landed in a")
+	}
+	// The switch is sticky: the next turn of thread A still runs on b.
+	if out := envToolOutput(t, thA, agent.UserInput{Input: text("RUN:pwd")}); out != rootB+"\n" {
+		t.Fatalf("next turn ran in %q", out)
+	}
+}
+
+// environments: [] leaves a turn without environment access: its tools
+// refuse and say why.
+func TestEnvironmentsNone(t *testing.T) {
+	h := newHarness(t, scriptedByInput(), nil)
+	th := h.start(agent.Overrides{Environments: &[]agent.Environment{}})
+	out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo should-not-run")})
+	if strings.Contains(out, "should-not-run\n") || !strings.Contains(out, "no environment") {
+		t.Fatalf("output %q", out)
+	}
+	// A later turn that names local runs again.
+	out = envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo ran"), Overrides: agent.Overrides{Environments: envsOf("local", h.dir)}})
+	if out != "ran\n" {
+		t.Fatalf("output %q", out)
+	}
+}
