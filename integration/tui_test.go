@@ -159,8 +159,30 @@ screen_reader_detection_done = true
 	prompt("MOCK:hello greet the TUI")
 	tui.waitText(wait, mockmodel.HelloText)
 
-	// 2. Esc interrupts a slow answer, and the model's stream is dropped.
+	// 1b. An @ mention: the TUI lists the match (Codex 0.169's TUI searches
+	// the work dir itself, also with --remote), and the chosen path reaches
+	// the model with the prompt.
+	mkdir(t, work, "src/app")
+	writeFile(t, filepath.Join(work, "src", "app", "server.go"), "package app\n")
+	writeFile(t, filepath.Join(work, "notes.txt"), "")
 	before := len(model.Requests())
+	tui.send(true, "@srvgo")
+	tui.waitText(wait, "server.go  src/app/") // the popup: name, then where
+	tui.send(false, "Tab")
+	tui.waitText(wait, "› src/app/server.go")
+	tui.send(true, "MOCK:hello what is in it")
+	tui.waitText(wait, "server.go MOCK:hello what is in it")
+	tui.send(false, "Enter")
+	tui.waitFor("the answer to the prompt with a mention", wait, func(s string) bool {
+		return strings.Count(s, mockmodel.HelloText) >= 2
+	})
+	mention := lastAnswered(t, model, before, "MOCK:hello")
+	if !strings.Contains(string(mention.Body), "src/app/server.go") {
+		t.Fatalf("the model request after an @ mention lacks the chosen path: %s", mention.Body)
+	}
+
+	// 2. Esc interrupts a slow answer, and the model's stream is dropped.
+	before = len(model.Requests())
 	prompt("MOCK:slow tell me a long story")
 	tui.waitText(wait, "This answer is streamed")
 	tui.send(false, "Escape")
@@ -175,7 +197,7 @@ screen_reader_detection_done = true
 	tui.waitText(wait, "another long story", "This answer is streamed")
 	prompt("MOCK:hello steered in")
 	tui.waitFor("the steered answer", wait, func(s string) bool {
-		return strings.Count(s, mockmodel.HelloText) >= 2 || afterLast(s, "steered in", mockmodel.HelloText)
+		return strings.Count(s, mockmodel.HelloText) >= 3 || afterLast(s, "steered in", mockmodel.HelloText)
 	})
 	steered := false
 	for _, ex := range model.Requests()[before:] {

@@ -26,6 +26,10 @@ type wsProxy struct {
 	mu    sync.Mutex
 	lines []string
 	wg    sync.WaitGroup
+	// ctx ends every pump at Close, so that a test that fails with the
+	// TUI and the server still up does not wait out its deadline here.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func startWSProxy(target string) (*wsProxy, error) {
@@ -34,6 +38,7 @@ func startWSProxy(target string) (*wsProxy, error) {
 		return nil, err
 	}
 	p := &wsProxy{target: target, URL: "ws://" + ln.Addr().String(), start: time.Now()}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
@@ -54,7 +59,7 @@ func (p *wsProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	down.SetReadLimit(-1)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
 	var pumps sync.WaitGroup
 	pump := func(from, to *websocket.Conn, dir string) {
@@ -109,5 +114,6 @@ func (p *wsProxy) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = p.srv.Shutdown(ctx)
+	p.cancel()
 	p.wg.Wait()
 }
