@@ -116,3 +116,45 @@ type MCPConnector interface {
 	AwaitRequired(ctx context.Context) error
 	Close()
 }
+
+// MCPElicitation is an MCP server's elicitation/create request: a form
+// (Mode "form", with RequestedSchema) or a page to open (Mode "url").
+type MCPElicitation struct {
+	Server  string
+	Mode    string
+	Message string
+	// RequestedSchema is the form's JSON schema, as the server sent it.
+	RequestedSchema json.RawMessage
+	URL             string
+	ElicitationID   string
+	// Meta is the request's _meta (nil when none).
+	Meta json.RawMessage
+}
+
+// MCPElicitationResult is the answer that goes back to the server: Action
+// "accept" (with Content), "decline" or "cancel".
+type MCPElicitationResult struct {
+	Action  string
+	Content map[string]any
+}
+
+// MCPElicitFunc puts a server's elicitation to the user and returns the
+// answer; it returns when ctx ends (with "cancel").
+type MCPElicitFunc func(ctx context.Context, e MCPElicitation) MCPElicitationResult
+
+// MCPElicitationRequest puts an MCP server's elicitation to the user
+// during a turn. The core waits for an MCPElicitationAnswer with the same
+// ID; when the turn ends first, the server gets "cancel".
+type MCPElicitationRequest struct {
+	ID          string
+	Elicitation MCPElicitation
+}
+
+// MCPElicitationAnswer answers an MCPElicitationRequest.
+type MCPElicitationAnswer struct {
+	ID     string
+	Result MCPElicitationResult
+}
+
+func (MCPElicitationRequest) isEventMsg() {}
+func (MCPElicitationAnswer) isOp()        {}

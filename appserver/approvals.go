@@ -39,6 +39,7 @@ const (
 	kindPatch
 	kindInput
 	kindMCPApproval
+	kindMCPElicitation
 )
 
 func (t *thread) execApprovalLocked(ev agent.Event, m agent.ExecApprovalRequest, out *outbox) {
@@ -192,6 +193,8 @@ func (t *thread) cancelLocked(r *serverRequest, out *outbox) {
 		op = agent.UserInputAnswer{CallID: r.callID, Answers: map[string][]string{}}
 	case kindMCPApproval:
 		op = agent.MCPToolApprovalDecision{CallID: r.callID, Decision: agent.Cancel}
+	case kindMCPElicitation:
+		op = agent.MCPElicitationAnswer{ID: r.callID, Result: agent.MCPElicitationResult{Action: appproto.ElicitationDecline}}
 	}
 	t.submitDecisionLocked(op)
 	t.refreshFlagsLocked(out)
@@ -297,6 +300,9 @@ func decision(r *serverRequest, result any, rerr *jsonrpc.Error) agent.Op {
 	case kindMCPApproval:
 		resp, ok := typed(result, appproto.McpServerElicitationRequest.DecodeResponse)
 		return mcpApprovalDecision(r, resp, ok && rerr == nil)
+	case kindMCPElicitation:
+		resp, ok := typed(result, appproto.McpServerElicitationRequest.DecodeResponse)
+		return mcpElicitationAnswer(r, resp, ok && rerr == nil)
 	}
 	op := agent.UserInputAnswer{CallID: r.callID, Answers: map[string][]string{}}
 	resp, ok := typed(result, appproto.ToolRequestUserInput.DecodeResponse)

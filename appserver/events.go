@@ -173,6 +173,8 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 		t.patchApprovalLocked(ev, m, out)
 	case agent.MCPToolApprovalRequest:
 		t.mcpApprovalLocked(ev, m, out)
+	case agent.MCPElicitationRequest:
+		t.mcpElicitationLocked(ev, m, out)
 	case agent.UserInputRequest:
 		t.userInputLocked(ev, m, out)
 

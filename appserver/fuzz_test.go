@@ -50,7 +50,7 @@ func FuzzDecodeRequest(f *testing.F) {
 // of approvals and questions: any answer maps to exactly one decision.
 func FuzzServerRequestAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, raw []byte) {
-		r := &serverRequest{kind: requestKind(kind % 4), callID: "c"}
+		r := &serverRequest{kind: requestKind(kind % 5), callID: "c"}
 		switch op := decision(r, jsontext.Value(raw), nil).(type) {
 		case agent.ExecDecision:
 			if op.CallID != "c" || op.Decision == "" {
@@ -63,6 +63,15 @@ func FuzzServerRequestAnswer(f *testing.F) {
 		case agent.UserInputAnswer:
 			if op.CallID != "c" || op.Answers == nil {
 				t.Fatalf("%+v", op)
+			}
+		case agent.MCPElicitationAnswer:
+			switch op.Result.Action {
+			case "accept", "decline", "cancel":
+			default:
+				t.Fatalf("%+v", op)
+			}
+			if op.Result.Action != "accept" && op.Result.Content != nil {
+				t.Fatalf("content without accept: %+v", op)
 			}
 		case agent.MCPToolApprovalDecision:
 			switch op.Decision {

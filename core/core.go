@@ -37,8 +37,9 @@ import (
 // Config configures a Core.
 type Config struct {
 	// MCP makes the MCP connector of a new thread (its servers start in
-	// the background); nil means no MCP servers.
-	MCP func(threadID string) agent.MCPConnector
+	// the background); nil means no MCP servers. elicit puts its servers'
+	// elicitations to the thread's user.
+	MCP func(threadID string, elicit agent.MCPElicitFunc) agent.MCPConnector
 	// Settings are the defaults of new threads: model, provider, cwd,
 	// approval policy, sandbox...
 	Settings agent.Settings
@@ -361,7 +362,7 @@ func (c *Core) load(info agent.ThreadInfo, s agent.Settings, history []prompt.It
 		origin: originator, noTools: noTools,
 	}
 	if c.cfg.MCP != nil && !noTools {
-		t.mcp = c.cfg.MCP(info.ID)
+		t.mcp = c.cfg.MCP(info.ID, t.elicit)
 	}
 	t.exec = newExecSessions(c.exec, c.cfg.Shell, func() map[string]string { return c.commandEnv(info.ID) })
 	t.q = newEventQueue(func(ev agent.Event) {

@@ -12,16 +12,23 @@ import (
 
 // fakeMCP is a connector with fixed tools that records its calls.
 type fakeMCP struct {
-	tools []agent.MCPTool
-	mu    sync.Mutex
-	calls []string
+	tools  []agent.MCPTool
+	mu     sync.Mutex
+	calls  []string
+	elicit agent.MCPElicitFunc // the thread's, for a tool named "elicit"
 }
 
 func (f *fakeMCP) Tools() []agent.MCPTool { return f.tools }
 func (f *fakeMCP) Call(ctx context.Context, server, tool string, args json.RawMessage, progress func(string)) (*agent.MCPResult, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, tool)
+	elicit := f.elicit
 	f.mu.Unlock()
+	if tool == "elicit" {
+		r := elicit(ctx, agent.MCPElicitation{Server: server, Mode: "form", Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
+		b, _ := json.Marshal(r)
+		return &agent.MCPResult{Content: []json.RawMessage{b}}, nil
+	}
 	return &agent.MCPResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"ran ` + tool + `"}`)}}, nil
 }
 func (f *fakeMCP) ListResources(context.Context, string, string) (string, error) { return "", nil }
@@ -66,7 +73,14 @@ func mcpCallResponse(callID, tool, args string) fakeResponse {
 
 func mcpHarness(t *testing.T, f *fakeMCP, rs ...fakeResponse) (*harness, *fakeModel) {
 	m := newFakeModel(rs...)
-	h := newHarness(t, m, func(c *Config) { c.MCP = func(string) agent.MCPConnector { return f } })
+	h := newHarness(t, m, func(c *Config) {
+		c.MCP = func(_ string, elicit agent.MCPElicitFunc) agent.MCPConnector {
+			f.mu.Lock()
+			f.elicit = elicit
+			f.mu.Unlock()
+			return f
+		}
+	})
 	return h, m
 }
 

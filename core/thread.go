@@ -185,6 +185,11 @@ func (t *thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 			return "", agent.ErrUnknownCall
 		}
 		return newUUIDv7(), nil
+	case agent.MCPElicitationAnswer:
+		if !t.resolve(op.ID, op) {
+			return "", agent.ErrUnknownCall
+		}
+		return newUUIDv7(), nil
 
 	case agent.Shutdown:
 		t.closing = true

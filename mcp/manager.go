@@ -43,23 +43,12 @@ const (
 	maxBackoff = 30 * time.Second
 )
 
-// Elicitation is a server's elicitation/create request.
-type Elicitation struct {
-	Server  string
-	Mode    string // "form" or "url"
-	Message string
-	// RequestedSchema is the form's JSON schema (form mode).
-	RequestedSchema json.RawMessage
-	URL             string
-	ElicitationID   string
-}
-
-// ElicitAnswer is the user's answer: Action "accept" (with Content),
-// "decline" or "cancel".
-type ElicitAnswer struct {
-	Action  string
-	Content map[string]any
-}
+// Elicitation is a server's elicitation/create request, and ElicitAnswer
+// the user's answer to it (the core's plain types).
+type (
+	Elicitation  = agent.MCPElicitation
+	ElicitAnswer = agent.MCPElicitationResult
+)
 
 // Options configure a Manager.
 type Options struct {
@@ -69,7 +58,7 @@ type Options struct {
 	// OnStatus hears every state change of a server.
 	OnStatus func(server string, st State, reason string)
 	// Elicit answers a server's elicitation; nil declines every one.
-	Elicit func(ctx context.Context, e Elicitation) ElicitAnswer
+	Elicit agent.MCPElicitFunc
 	// ClientName and ClientVersion are sent in initialize.
 	ClientName, ClientVersion string
 	Logger                    *slog.Logger

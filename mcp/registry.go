@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/config"
 )
 
@@ -48,12 +49,13 @@ func (r *Registry) Servers() []config.MCPServer {
 }
 
 // NewThread makes and starts the Manager of thread id; it leaves the
-// registry when closed.
-func (r *Registry) NewThread(id string) *Manager {
+// registry when closed. elicit answers its servers' elicitations.
+func (r *Registry) NewThread(id string, elicit agent.MCPElicitFunc) *Manager {
 	r.mu.Lock()
 	servers := append([]config.MCPServer(nil), r.servers...)
 	r.mu.Unlock()
 	opts := r.opts
+	opts.Elicit = elicit
 	opts.OnStatus = func(server string, st State, reason string) {
 		r.announce(StatusEvent{Thread: id, Server: server, State: st, Reason: reason})
 	}

@@ -397,6 +397,9 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	if p.RequestedSchema != nil {
 		e.RequestedSchema, _ = json.Marshal(p.RequestedSchema)
 	}
+	if len(p.Meta) > 0 {
+		e.Meta, _ = json.Marshal(p.Meta)
+	}
 	a := s.m.opts.Elicit(ctx, e)
 	switch a.Action {
 	case "accept", "decline", "cancel":

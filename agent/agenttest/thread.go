@@ -168,6 +168,8 @@ func (t *Thread) Submit(ctx context.Context, op agent.Op) (string, error) {
 		return "", t.decideLocked("input:"+op.CallID, op)
 	case agent.MCPToolApprovalDecision:
 		return "", t.decideLocked("mcp:"+op.CallID, op)
+	case agent.MCPElicitationAnswer:
+		return "", t.decideLocked("elicit:"+op.ID, op)
 	case agent.Shutdown:
 		if t.active != nil {
 			t.endTurnLocked(t.active, agent.TurnStatusInterrupted)

@@ -195,6 +195,16 @@ func (t *Turn) MCPApproval(req agent.MCPToolApprovalRequest) (agent.MCPToolAppro
 	return op.(agent.MCPToolApprovalDecision), nil
 }
 
+// Elicit puts an MCP server's elicitation to the user and waits for the
+// answer.
+func (t *Turn) Elicit(req agent.MCPElicitationRequest) (agent.MCPElicitationAnswer, error) {
+	op, err := t.wait("elicit:"+req.ID, req)
+	if err != nil {
+		return agent.MCPElicitationAnswer{}, err
+	}
+	return op.(agent.MCPElicitationAnswer), nil
+}
+
 // Wait blocks until g is opened or the turn ends.
 func (t *Turn) Wait(g *Gate) error {
 	select {

@@ -159,7 +159,7 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 			}
 			return c.SortedMCPServers(), nil
 		})
-	ccfg.MCP = func(id string) agent.MCPConnector { return rt.MCP.NewThread(id) }
+	ccfg.MCP = func(id string, elicit agent.MCPElicitFunc) agent.MCPConnector { return rt.MCP.NewThread(id, elicit) }
 	if rt.Core, err = core.New(ccfg); err != nil {
 		if st != nil {
 			_ = st.Close()

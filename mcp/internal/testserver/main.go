@@ -37,7 +37,7 @@ type echoArgs struct {
 }
 
 type elicitArgs struct {
-	Message string `json:"message" jsonschema:"what to ask the user"`
+	Message string `json:"message,omitempty" jsonschema:"what to ask the user"`
 }
 
 type slowArgs struct {
@@ -81,17 +81,19 @@ func main() {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "elicit", Description: "Asks the user for a name."},
 		func(ctx context.Context, req *mcp.CallToolRequest, a elicitArgs) (*mcp.CallToolResult, any, error) {
+			// The SDK's multi round-trip form (SEP-2322): the first call
+			// asks, the retry has the answer. For a client of an older
+			// protocol (Codex 0.169) the SDK asks with elicitation/create.
+			if r, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult); ok {
+				content, _ := json.Marshal(r.Content)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "action=" + r.Action + " content=" + string(content)}}}, nil, nil
+			}
 			msg := a.Message
 			if msg == "" {
 				msg = "What is your name?"
 			}
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(
-				`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`)})
-			if err != nil {
-				return nil, nil, err
-			}
-			content, _ := json.Marshal(res.Content)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "action=" + res.Action + " content=" + string(content)}}}, nil, nil
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(
+				`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`)}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {

@@ -1,0 +1,44 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/codexd/codexd/agent"
+)
+
+var elicitSeq atomic.Uint64
+
+// elicit puts an MCP server's elicitation to the thread's user, through
+// the running turn: the turn emits MCPElicitationRequest and waits for the
+// answer. Without a running turn there is no one to ask, and the server
+// is declined; when the turn ends, or the server gives up (ctx), first,
+// the server gets "cancel".
+func (t *thread) elicit(ctx context.Context, e agent.MCPElicitation) agent.MCPElicitationResult {
+	t.mu.Lock()
+	var tr *turn
+	if len(t.queue) > 0 && !t.queue[0].ending && t.queue[0].ctx.Err() == nil {
+		tr = t.queue[0]
+	}
+	t.mu.Unlock()
+	if tr == nil {
+		return agent.MCPElicitationResult{Action: "decline"}
+	}
+	id := fmt.Sprintf("mcp-elicitation-%d", elicitSeq.Add(1))
+	ch := tr.request(id)
+	tr.emit(agent.MCPElicitationRequest{ID: id, Elicitation: e})
+	select {
+	case op := <-ch:
+		a, _ := op.(agent.MCPElicitationAnswer)
+		switch a.Result.Action {
+		case "accept", "decline", "cancel":
+			return a.Result
+		}
+		return agent.MCPElicitationResult{Action: "decline"}
+	case <-tr.ctx.Done():
+	case <-ctx.Done():
+	}
+	tr.dropRequest(id)
+	return agent.MCPElicitationResult{Action: "cancel"}
+}

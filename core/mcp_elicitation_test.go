@@ -1,0 +1,63 @@
+package core
+
+import (
+	"context"
+	"testing"
+
+	"github.com/codexd/codexd/agent"
+)
+
+func isElicitation(ev agent.Event) bool { _, ok := ev.Msg.(agent.MCPElicitationRequest); return ok }
+
+// An MCP server's elicitation during a call goes to the turn's user as an
+// MCPElicitationRequest, and the answer goes back to the server; a turn
+// that ends first answers the server "cancel"; with no turn running there
+// is no one to ask, and the server is declined.
+func TestMCPElicitation(t *testing.T) {
+	elicitTool := mcpTool("elicit", "approve", nil, nil, nil)
+	t.Run("answered", func(t *testing.T) {
+		f := &fakeMCP{tools: []agent.MCPTool{elicitTool}}
+		h, m := mcpHarness(t, f, mcpCallResponse("call_1", "elicit", `{}`), textResponse("msg_2", "done"))
+		th := h.start(agent.Overrides{})
+		turn := h.submit(th, agent.UserInput{Input: text("ask me")})
+		evs := until(t, th, isElicitation)
+		ev := evs[len(evs)-1]
+		req := ev.Msg.(agent.MCPElicitationRequest)
+		if ev.TurnID != turn || req.ID == "" || req.Elicitation.Server != "t" || req.Elicitation.Message != "Name?" || req.Elicitation.Mode != "form" {
+			t.Fatalf("request: %+v in turn %s", ev, ev.TurnID)
+		}
+		h.submit(th, agent.MCPElicitationAnswer{ID: req.ID, Result: agent.MCPElicitationResult{Action: "accept", Content: map[string]any{"name": "Ada"}}})
+		until(t, th, isTurnCompleted)
+		m.request(t)
+		if out := lastOutput(t, m.request(t), "call_1"); out != `[{"Action":"accept","Content":{"name":"Ada"}}]` {
+			t.Fatalf("the server got %s", out)
+		}
+		if _, err := th.Submit(context.Background(), agent.MCPElicitationAnswer{ID: req.ID}); err == nil {
+			t.Fatal("a second answer was taken")
+		}
+	})
+	t.Run("turn ends first", func(t *testing.T) {
+		f := &fakeMCP{tools: []agent.MCPTool{elicitTool}}
+		h, _ := mcpHarness(t, f, mcpCallResponse("call_1", "elicit", `{}`), textResponse("msg_2", "done"))
+		th := h.start(agent.Overrides{})
+		h.submit(th, agent.UserInput{Input: text("ask me")})
+		until(t, th, isElicitation)
+		h.submit(th, agent.Interrupt{})
+		evs := until(t, th, isTurnCompleted)
+		items := itemsCompleted[*agent.MCPToolCall](evs)
+		if len(items) != 1 || items[0].Result == nil || string(items[0].Result.Content[0]) != `{"Action":"cancel","Content":null}` {
+			t.Fatalf("%s", describe(evs))
+		}
+	})
+	t.Run("no turn", func(t *testing.T) {
+		f := &fakeMCP{tools: []agent.MCPTool{elicitTool}}
+		h, _ := mcpHarness(t, f)
+		h.start(agent.Overrides{})
+		f.mu.Lock()
+		elicit := f.elicit
+		f.mu.Unlock()
+		if r := elicit(context.Background(), agent.MCPElicitation{Server: "t", Mode: "form"}); r.Action != "decline" {
+			t.Fatalf("outside a turn: %+v", r)
+		}
+	})
+}
