@@ -57,6 +57,10 @@ type Config struct {
 	ReasoningSummary ReasoningSummary
 	// Verbosity is empty unless set.
 	Verbosity Verbosity
+	// ServiceTier is the service tier requested of the provider
+	// (service_tier: a thread's default, which a turn may override); empty
+	// for none.
+	ServiceTier string
 
 	// DeveloperInstructions go to the model as a developer message.
 	DeveloperInstructions string
@@ -341,6 +345,7 @@ type settings struct {
 	ModelReasoningSummary *ReasoningSummary `toml:"model_reasoning_summary"`
 	ModelVerbosity        *Verbosity        `toml:"model_verbosity"`
 	ModelInstructionsFile *string           `toml:"model_instructions_file"`
+	ServiceTier           *string           `toml:"service_tier"`
 }
 
 func (s *settings) applyTo(cfg *Config) {
@@ -367,6 +372,9 @@ func (s *settings) applyTo(cfg *Config) {
 	}
 	if s.ModelInstructionsFile != nil {
 		cfg.ModelInstructionsFile = *s.ModelInstructionsFile
+	}
+	if s.ServiceTier != nil {
+		cfg.ServiceTier = *s.ServiceTier
 	}
 }
 

@@ -89,9 +89,13 @@ func TestUnimplementedKeysWarnOnce(t *testing.T) {
 	for _, w := range c.Warnings {
 		got = append(got, w.Summary)
 	}
-	want := "codexd ignores config key `history`|codexd ignores config key `service_tier`|codexd ignores config key `zsh_path`"
+	want := "codexd ignores config key `history`|codexd ignores config key `zsh_path`"
 	if strings.Join(got, "|") != want {
 		t.Fatalf("warnings %q", got)
+	}
+	// service_tier is read (the profile's wins), as Codex 0.169 reads it.
+	if c.ServiceTier != "fast" {
+		t.Fatalf("service_tier %q", c.ServiceTier)
 	}
 }
 

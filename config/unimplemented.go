@@ -29,7 +29,6 @@ var unimplemented = map[string]string{
 	"experimental_use_unified_exec_tool": "choose the exec tool",
 	"include_apply_patch_tool":           "choose the apply_patch tool",
 	"mcp_oauth_credentials_store":        "keep MCP OAuth tokens elsewhere",
-	"service_tier":                       "request a service tier",
 }
 
 // unimplementedWarnings names each key of raw (the top level or the

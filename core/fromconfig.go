@@ -40,6 +40,7 @@ func SettingsFromConfig(c *config.Config, cwd string) agent.Settings {
 			ExcludeSlashTmp:     c.SandboxWorkspaceWrite.ExcludeSlashTmp,
 		},
 		ReasoningEffort:   string(c.ReasoningEffort),
+		ServiceTier:       c.ServiceTier,
 		CollaborationMode: "default",
 	}
 	// Unset, the summary is the model's default (Codex's models mostly

@@ -27,6 +27,7 @@ model_provider = "mock"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
 developer_instructions = "Answer in French."
+service_tier = "flex"
 [model_providers.mock]
 name = "Mock"
 base_url = "` + url + `"
@@ -80,5 +81,13 @@ plugins = false
 	body := string(mock.Requests()[0].Body)
 	if !strings.Contains(body, "Answer in French.") {
 		t.Fatal("developer instructions not sent")
+	}
+	// service_tier is the thread's default tier, sent with each request
+	// (Codex 0.169, side by side).
+	if s.ServiceTier != "flex" {
+		t.Fatalf("service tier %q", s.ServiceTier)
+	}
+	if !strings.Contains(body, `"service_tier":"flex"`) {
+		t.Fatal("service_tier not sent")
 	}
 }
