@@ -232,6 +232,7 @@ func (s *Server) registerAll() {
 	registerTerminals(s)
 	registerConfigWrite(s)
 	registerMCP(s)
+	registerThreadDelete(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

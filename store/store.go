@@ -33,6 +33,9 @@ type Store interface {
 	// the default listing; Unarchive moves it back. Both are idempotent.
 	Archive(ctx context.Context, id string) error
 	Unarchive(ctx context.Context, id string) (agent.ThreadInfo, error)
+	// Delete removes a thread's rollout (live or archived) and its index
+	// rows; a thread with an open Writer is refused (ErrThreadBusy).
+	Delete(ctx context.Context, id string) error
 	// SetName names a thread, through its open Writer if it has one.
 	SetName(ctx context.Context, id, name string) error
 	// Fork copies a thread's records into a new thread described by meta
