@@ -73,3 +73,17 @@ type TurnEnvironmentParams struct {
 	Cwd                   string    `json:"cwd"`
 	RuntimeWorkspaceRoots *[]string `json:"runtimeWorkspaceRoots,omitzero"`
 }
+
+// EnvironmentConnectionNotification is the params of
+// thread/environment/connected and thread/environment/disconnected: the
+// thread's current environment came back or dropped.
+type EnvironmentConnectionNotification struct {
+	EnvironmentID string `json:"environmentId"`
+	ThreadID      string `json:"threadId"`
+}
+
+// Notification names of an environment's connection.
+const (
+	MethodThreadEnvironmentConnected    = "thread/environment/connected"
+	MethodThreadEnvironmentDisconnected = "thread/environment/disconnected"
+)

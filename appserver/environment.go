@@ -177,3 +177,41 @@ func startSandbox(st agent.Settings) appproto.SandboxPolicy {
 	sb.WritableRoots = slices.Compact(roots)
 	return sb
 }
+
+// environmentEvent tells the subscribers of every loaded thread whose
+// current environment dropped (thread/environment/disconnected) or had its
+// session resumed (thread/environment/connected). It runs on the
+// registry's watcher: it only queues notifications.
+func (s *Server) environmentEvent(ev environment.Event) {
+	method := appproto.MethodThreadEnvironmentDisconnected
+	if ev.Connected {
+		method = appproto.MethodThreadEnvironmentConnected
+	}
+	s.mu.Lock()
+	threads := make([]*thread, 0, len(s.threads))
+	for _, t := range s.threads {
+		threads = append(threads, t)
+	}
+	s.mu.Unlock()
+	for _, t := range threads {
+		var out outbox
+		t.mu.Lock()
+		if !t.st.unloaded && currentEnvironment(t.st.settings) == ev.ID {
+			t.toSubscribersLocked(&out, method, appproto.EnvironmentConnectionNotification{EnvironmentID: ev.ID, ThreadID: t.id})
+		}
+		t.mu.Unlock()
+		out.flush()
+	}
+}
+
+// currentEnvironment is the id of the environment a thread's tools run
+// on ("" for none).
+func currentEnvironment(st agent.Settings) string {
+	switch {
+	case st.Environments == nil:
+		return environment.LocalID
+	case len(st.Environments) == 0:
+		return ""
+	}
+	return st.Environments[0].ID
+}

@@ -1,9 +1,11 @@
 package appserver
 
 import (
+	"io"
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/codexd/codexd/agent/agenttest"
@@ -249,5 +251,97 @@ func TestEnvironmentSelection(t *testing.T) {
 	c.note("turn/completed")
 	if got := envsOf(c.call("thread/read", map[string]any{"threadId": noneID}), "/thread/environments"); len(got) != 1 || got[0].EnvironmentID != "r1" || got[0].Cwd != "/srv" {
 		t.Fatalf("after turn/start: %+v", got)
+	}
+}
+
+// envProxy forwards TCP to target; cut resets the connections it carries.
+type envProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newEnvProxy(t *testing.T, target string) *envProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &envProxy{ln: ln}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go p.pipe(in, out)
+			go p.pipe(out, in)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); p.cut(); p.wg.Wait() })
+	return p
+}
+
+func (p *envProxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	_, _ = io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+}
+
+func (p *envProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// A dropped exec-server connection reaches the subscribers of the threads
+// on that environment, and so does its session's resume; threads on other
+// environments hear nothing.
+func TestEnvironmentConnectionNotifications(t *testing.T) {
+	_, url := envExecServer(t)
+	px := newEnvProxy(t, strings.TrimPrefix(url, "ws://"))
+	reg := envRegistry(t)
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: "ws://" + px.ln.Addr().String()}); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
+	c := e.dial("A")
+	c.initialize(map[string]any{"experimentalApi": true})
+	on := c.startThread(map[string]any{"environments": []map[string]any{{"environmentId": "r1", "cwd": "/srv"}}})
+	off := c.startThread(nil)
+	c.call("environment/info", map[string]any{"environmentId": "r1"}) // connects
+	px.cut()
+	for _, method := range []string{"thread/environment/disconnected", "thread/environment/connected"} {
+		n := c.note(method)
+		if got := n.str(t, "/threadId"); got != on {
+			t.Fatalf("%s for %s, want %s", method, got, on)
+		}
+		if got := n.str(t, "/environmentId"); got != "r1" {
+			t.Fatalf("%s names %s", method, got)
+		}
+	}
+	c.barrier()
+	if c.has(func(m *wmsg) bool {
+		return strings.HasPrefix(m.Method, "thread/environment/") && strings.Contains(string(m.Params), off)
+	}) {
+		t.Fatal("the thread on local heard of r1")
+	}
+	if st, _ := envStatus(t, c, "r1"); st != "ready" {
+		t.Fatalf("after the resume: %s", st)
 	}
 }

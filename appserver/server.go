@@ -139,6 +139,7 @@ type Server struct {
 
 	envs    *environment.Registry
 	ownEnvs bool // envs is the server's: Close closes it
+	unwatch func() // stops environmentEvent
 }
 
 // ErrServerClosed is returned by ServeStream and NewClient after Close.
@@ -186,6 +187,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerAll()
 	s.registerFuzzy()
 	s.mcp = newMCPHub(s)
+	s.unwatch = s.envs.Watch(s.environmentEvent)
 	return s, nil
 }
 
@@ -274,6 +276,7 @@ func (s *Server) Close() error {
 		t.shutdown()
 	}
 	s.listeners.Wait()
+	s.unwatch()
 	s.mcp.close()
 	if s.ownEnvs {
 		return s.envs.Close()
