@@ -138,7 +138,7 @@ type Server struct {
 	fuzzy fuzzySearches // fuzzyFileSearch sessions (fuzzy.go)
 
 	envs    *environment.Registry
-	ownEnvs bool // envs is the server's: Close closes it
+	ownEnvs bool   // envs is the server's: Close closes it
 	unwatch func() // stops environmentEvent
 }
 
