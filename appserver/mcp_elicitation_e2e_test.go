@@ -1,0 +1,68 @@
+package appserver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Over the real core and a real MCP server: the server's elicitation
+// reaches the client as mcpServer/elicitation/request and the client's
+// answer reaches the server, which puts it in its result.
+func TestMCPElicitationEndToEnd(t *testing.T) {
+	t.Run("testserver", func(t *testing.T) {
+		table := fmt.Sprintf("[mcp_servers.tests]\ncommand = %q\nrequired = true\ndefault_tools_approval_mode = \"approve\"\n", buildMCPTestServer(t))
+		elicitTurn(t, table, "MOCK:tool mcp__tests__elicit {\"message\":\"Name?\"}", "tests", "Name?", `action=accept content={"name":"Ada"}`)
+	})
+	t.Run("everything", func(t *testing.T) {
+		table := everythingServer(t) + "default_tools_approval_mode = \"approve\"\n"
+		elicitTurn(t, table, "MOCK:tool mcp__everything__trigger_elicitation_request {}", "everything", "", "Ada")
+	})
+}
+
+func elicitTurn(t *testing.T, table, prompt, server, message, want string) {
+	e := newMCPEnv(t, table)
+	c := e.dial("A")
+	c.initialize(nil)
+	thread := c.startThread(nil)
+	turn := c.startTurn(thread, prompt)
+	req := c.serverRequest(elicitationMethod)
+	if req.str(t, "/threadId") != thread || req.str(t, "/turnId") != turn || req.str(t, "/serverName") != server ||
+		req.str(t, "/mode") != "form" || (message != "" && req.str(t, "/message") != message) ||
+		!strings.Contains(string(req.Params), `"requestedSchema":{`) {
+		t.Fatalf("request: %s", req)
+	}
+	c.send(`{"id":` + string(req.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+	c.note("serverRequest/resolved")
+	done := c.next("the call's item/completed", func(m *wmsg) bool {
+		return m.Method == "item/completed" && strings.Contains(string(m.Params), `"type":"mcpToolCall"`)
+	})
+	if done.str(t, "/item/status") != "completed" || !strings.Contains(string(done.Params), strings.ReplaceAll(want, `"`, `\"`)) {
+		t.Fatalf("item/completed: %s", done)
+	}
+	c.note("turn/completed")
+}
+
+// Over the real core and the Go test server: a destructive tool asks under
+// on-request, and a declined call never reaches the server.
+func TestMCPApprovalEndToEnd(t *testing.T) {
+	table := fmt.Sprintf("[mcp_servers.tests]\ncommand = %q\nrequired = true\n", buildMCPTestServer(t))
+	e := newMCPEnv(t, table)
+	c := e.dial("A")
+	c.initialize(nil)
+	thread := c.startThread(map[string]any{"approvalPolicy": "on-request"})
+	c.startTurn(thread, `MOCK:tool mcp__tests__destroy {"text":"gone"}`)
+	req := c.serverRequest(elicitationMethod)
+	if !strings.Contains(string(req.Params), `"_meta":{"codex_approval_kind":"mcp_tool_call","persist":["session","always"],"tool_name":"destroy","tool_annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false},"tool_title":"Destroy"`) ||
+		req.str(t, "/message") != `Allow the tests MCP server to run tool "destroy"?` {
+		t.Fatalf("request: %s", req)
+	}
+	c.send(`{"id":` + string(req.ID) + `,"result":{"action":"decline"}}`)
+	done := c.next("the call's item/completed", func(m *wmsg) bool {
+		return m.Method == "item/completed" && strings.Contains(string(m.Params), `"type":"mcpToolCall"`)
+	})
+	if done.str(t, "/item/status") != "failed" || done.str(t, "/item/error/message") != "user rejected MCP tool call" {
+		t.Fatalf("item/completed: %s", done)
+	}
+	c.note("turn/completed")
+}
