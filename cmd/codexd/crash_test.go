@@ -39,9 +39,10 @@ func TestAppServerKill9MidTurn(t *testing.T) {
 	}{
 		{"answer streaming", "echo crash-marker", "item/agentMessage/delta", nil, true,
 			[]string{"first answer", `"call_id":"call_crash"`, "crash-marker", `"third"`}},
-		// The command prints its pid, then is the process the exec-server
-		// started until it is killed.
-		{"command running", "echo codexd-pid=$$; exec sleep 600", "item/commandExecution/outputDelta", func(p map[string]any) bool {
+		// The command starts a child of its own, prints both pids in one
+		// write, then is the process the exec-server started until it is
+		// killed.
+		{"command running", `sleep 600 >/dev/null 2>&1 & echo "codexd-pid=$$ codexd-pid=$!"; exec sleep 600`, "item/commandExecution/outputDelta", func(p map[string]any) bool {
 			d, _ := p["delta"].(string)
 			return strings.Contains(d, "codexd-pid=")
 		}, false,
@@ -113,18 +114,20 @@ stream_max_retries = 0
 		})
 	}
 	at := s.waitFor(killAt, isKill)
-	// A command still running must not outlive the server: it is watched
-	// from before the kill, so that its pid cannot have been reused. On the
-	// main of 2026-12-02 it was reparented to init and kept running.
-	var cmdGone func(time.Duration) error
-	if m := pidRE.FindStringSubmatch(string(at)); m != nil {
+	// A command still running must not outlive the server, nor its own
+	// child: each is watched from before the kill, so that its pid cannot
+	// have been reused. On the main of 2026-12-02 the command was
+	// reparented to init and kept running; later pdeathsig killed it, but
+	// not its child (procs' guard does).
+	var gone []func(time.Duration) error
+	for _, m := range pidRE.FindAllStringSubmatch(string(at), -1) {
 		pid, _ := strconv.Atoi(m[1])
-		cmdGone = watchPid(t, pid)
+		gone = append(gone, watchPid(t, pid))
 	}
 	s.kill9()
-	if cmdGone != nil {
+	for _, cmdGone := range gone {
 		if err := cmdGone(20 * time.Second); err != nil {
-			t.Errorf("the command outlived the server killed with SIGKILL: %v", err)
+			t.Errorf("a command outlived the server killed with SIGKILL: %v", err)
 		}
 	}
 

@@ -54,19 +54,29 @@ func main() {
 	// A command wrapped by sandbox.Wrap re-executes codexd as its helper:
 	// confine and exec it before anything else runs.
 	sandbox.RunHelperIfRequested()
-	if len(os.Args) > 1 && (os.Args[1] == "exec-server" || os.Args[1] == "app-server") {
+	// A server's guard is codexd re-executed too (procs.EnableGuard).
+	procs.RunGuardIfRequested()
+	prepareProcess(os.Args[1:])
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// prepareProcess sets up what is for the whole process, before run; it is
+// not in run, which tests call in their own process.
+func prepareProcess(args []string) {
+	if len(args) > 0 && (args[0] == "exec-server" || args[0] == "app-server") {
 		// Every child of this process is started by the exec-server (or
 		// command/exec, through the same package): orphans of their
 		// descendants come back to it, to be reaped and killed with their
 		// session (or the server), and stay in its tree, where the
 		// listeners recognise them and refuse them as clients (package
-		// peerguard). (Here rather than in run, which tests call in their
-		// own process.)
+		// peerguard).
 		if err := procs.EnableSubreaper(); err != nil {
-			fmt.Fprintln(os.Stderr, "codexd "+os.Args[1]+": cannot become a child subreaper:", err)
+			fmt.Fprintln(os.Stderr, "codexd "+args[0]+": cannot become a child subreaper:", err)
 		}
+		// Nor does anything they started outlive this process when it is
+		// killed, even with SIGKILL: a guard process kills what is left.
+		procs.EnableGuard()
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -9,14 +9,18 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/codexd/codexd/execserver/procs"
 	"github.com/codexd/codexd/sandbox"
 )
 
 func TestMain(m *testing.M) {
 	// Sandboxed commands re-execute this binary as the Landlock helper.
 	sandbox.RunHelperIfRequested()
-	// Process tests re-execute it as codexd itself.
+	// Process tests re-execute it as codexd itself, and a server of
+	// theirs re-executes it as its guard.
+	procs.RunGuardIfRequested()
 	if os.Getenv(asCodexdEnv) == "1" {
+		prepareProcess(os.Args[1:])
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	goleak.VerifyTestMain(m)

@@ -19,7 +19,9 @@ import (
 //
 // It reaches the child the server started (the shell, or what the shell
 // exec'd), not that child's own children: those are left to the process
-// group and session kill, the subreaper, and a cgroup (Config.CgroupRoot).
+// group and session kill, the subreaper, a cgroup (Config.CgroupRoot), and,
+// when the server is killed, the guard (EnableGuard), which then takes the
+// place of this signal.
 
 // spawnSlots is how many forks can run at once.
 const spawnSlots = 4
@@ -102,8 +104,14 @@ func spawnReleased(slot int) {
 	}
 }
 
-// dieWithServer makes the child get SIGKILL when the server dies.
+// dieWithServer makes the child get SIGKILL when the server dies. With a
+// guard running (guard_linux.go) the guard does it instead: it stops the
+// child and everything below it before it kills any of them, whereas a
+// child that the kernel killed first would orphan its own children (one
+// that left with setsid would then be out of the guard's reach).
 func dieWithServer(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
-	attr.Pdeathsig = syscall.SIGKILL
+	if !guardRunning() {
+		attr.Pdeathsig = syscall.SIGKILL
+	}
 	return attr
 }

@@ -341,6 +341,7 @@ func (p *Process) markReaped() bool {
 
 // finishReap reaps the leader marked by markReaped.
 func (p *Process) finishReap() {
+	guardRelease(p.pid) // before the group id can name anyone else
 	p.sp.proc.Wait()
 	untrack(p.pid)
 }

@@ -21,6 +21,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	RunGuardIfRequested()
+	if dir := os.Getenv(guardServerEnv); dir != "" {
+		os.Exit(guardServer(dir))
+	}
 	if os.Getenv(subreaperHelperEnv) != "" {
 		// A child of TestSubreaper: subreaper mode is for the whole
 		// process, so it runs apart from the other tests.

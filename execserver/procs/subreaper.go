@@ -54,6 +54,7 @@ func isTracked(pid int) bool {
 // spawnTracked spawns a child and records it before an orphan reaper can
 // look at the children.
 func spawnTracked(opts *StartOptions, rows, cols uint16, cgroup *os.File) (*spawned, error) {
+	ensureGuard() // before children.spawn, which its start takes
 	children.spawn.RLock()
 	defer children.spawn.RUnlock()
 	var sp *spawned
@@ -62,6 +63,7 @@ func spawnTracked(opts *StartOptions, rows, cols uint16, cgroup *os.File) (*spaw
 	if err == nil {
 		spawnForked(slot, sp.proc.Pid)
 		track(sp.proc.Pid)
+		guardWatch(sp.proc.Pid)
 	} else {
 		spawnReleased(slot)
 	}
