@@ -75,3 +75,16 @@ func (c *Core) selectedExec(ctx context.Context) (cl *execclient.Client, ok bool
 	}
 	return cl, true, nil
 }
+
+// turnEnvironmentID is the environment ctx's turn selects ("" for the
+// default or none).
+func turnEnvironmentID(ctx context.Context) string {
+	sel, _ := ctx.Value(envKey{}).(envSelection)
+	return sel.id
+}
+
+// lostEnvironmentText ends the output of a command whose exec-server
+// session was lost, naming the environment.
+func lostEnvironmentText(id string, err error) string {
+	return fmt.Sprintf("\n[the exec-server of environment `%s` was lost: %v]\n", id, err)
+}

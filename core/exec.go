@@ -43,6 +43,7 @@ type execProc struct {
 	cwd     string
 	start   time.Time
 	proc    *execclient.Process
+	env     string // the environment it runs on, "" for the default
 
 	mu        sync.Mutex
 	pending   []byte // printed since the last collect (head and tail kept)
@@ -173,7 +174,7 @@ func (e *execSessions) spawn(ctx context.Context, id int, itemID string, argv []
 		return nil, err
 	}
 	p := &execProc{
-		id: id, itemID: itemID, tty: tty, command: command, argv: displayArgv, cwd: cwd,
+		id: id, itemID: itemID, tty: tty, command: command, argv: displayArgv, cwd: cwd, env: turnEnvironmentID(ctx),
 		start: time.Now(), lastUsed: time.Now(), proc: proc, notify: make(chan struct{}), exitCh: make(chan struct{}),
 	}
 	p.readers = 2
@@ -258,6 +259,12 @@ func (p *execProc) wait() {
 	p.exited, p.exitCode, p.waitErr = true, code, err
 	if errors.Is(err, execclient.ErrClientClosed) || errors.Is(err, execclient.ErrSessionLost) {
 		p.exitCode = -1
+		if p.env != "" {
+			// The machine is gone, not the command's fault: say which.
+			msg := []byte(lostEnvironmentText(p.env, err))
+			p.appendPending(msg)
+			p.total = append(p.total, msg...)
+		}
 	}
 	p.wakeLocked()
 	p.mu.Unlock()
