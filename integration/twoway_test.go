@@ -114,6 +114,10 @@ func runTwoWay(t *testing.T, sides map[string]string, order [3]string) {
 	// 3. The first side again: all three turns, and a fourth.
 	third := startTwoWayApp(t, order[2], sides[order[2]], home, work)
 	third.mustList(t, threadID)
+	// Not loaded, Codex serves thread/read from its projection: the turn
+	// the other side added must be there before any resume.
+	read0 := third.call(t, "thread/read", map[string]any{"threadId": threadID, "includeTurns": true})
+	checkTwoWayTurns(t, order[2]+" thread/read before resuming", read0, turns[:3])
 	third.resumeAndCheck(t, threadID, turns[:3])
 	third.runTurn(t, threadID, &turns[3])
 	read := third.call(t, "thread/read", map[string]any{"threadId": threadID, "includeTurns": true})
@@ -138,6 +142,13 @@ func runTwoWay(t *testing.T, sides map[string]string, order [3]string) {
 	a.call(t, "thread/unarchive", map[string]any{"threadId": threadID})
 	a.checkThread(t, threadID, "named by "+order[0], false)
 	a.stop(t)
+	// Both sides still show the four turns after all that.
+	for _, side := range order[:2] {
+		c := startTwoWayApp(t, side, sides[side], home, work)
+		read := c.call(t, "thread/read", map[string]any{"threadId": threadID, "includeTurns": true})
+		checkTwoWayTurns(t, side+" thread/read at the end", read, turns)
+		c.stop(t)
+	}
 
 	checkTwoWayHistory(t, model, turns)
 }

@@ -33,6 +33,7 @@ import (
 // never returned: the rollout stays the truth.
 const (
 	codexStateFile     = "state_5.sqlite"
+	codexHistoryFile   = "thread_history_1.sqlite"
 	codexNameIndexFile = "session_index.jsonl"
 )
 
@@ -42,30 +43,41 @@ type codexState struct {
 	home string
 	log  *slog.Logger
 
-	mu sync.Mutex
-	db *sql.DB
+	mu      sync.Mutex
+	db      *sql.DB // state_5.sqlite
+	history *sql.DB // thread_history_1.sqlite
+}
+
+// open opens one of Codex's databases if Codex made it.
+func (c *codexState) open(dbp **sql.DB, file string) *sql.DB {
+	if *dbp != nil {
+		return *dbp
+	}
+	path := filepath.Join(c.home, file)
+	if _, err := os.Stat(path); err != nil {
+		return nil // no Codex here (yet): nothing to keep in step
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		c.log.Warn("store: opening Codex's database", "file", file, "err", err)
+		return nil
+	}
+	db.SetMaxOpenConns(1)
+	*dbp = db
+	return db
 }
 
 // exec runs an update on Codex's threads table, if Codex has one.
 func (c *codexState) exec(query string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.db == nil {
-		path := filepath.Join(c.home, codexStateFile)
-		if _, err := os.Stat(path); err != nil {
-			return // no Codex here (yet): nothing to keep in step
-		}
-		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-		if err != nil {
-			c.log.Warn("store: opening Codex's state database", "err", err)
-			return
-		}
-		db.SetMaxOpenConns(1)
-		c.db = db
+	db := c.open(&c.db, codexStateFile)
+	if db == nil {
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := c.db.ExecContext(ctx, query, args...); err != nil {
+	if _, err := db.ExecContext(ctx, query, args...); err != nil {
 		c.log.Warn("store: updating Codex's state database", "err", err)
 	}
 }
@@ -144,12 +156,14 @@ func appendNameIndex(home, id, name string, at time.Time) error {
 func (c *codexState) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.db == nil {
-		return nil
+	var errs []error
+	for _, db := range []**sql.DB{&c.db, &c.history} {
+		if *db != nil {
+			errs = append(errs, (*db).Close())
+			*db = nil
+		}
 	}
-	err := c.db.Close()
-	c.db = nil
-	return err
+	return errors.Join(errs...)
 }
 
 // codexNames is session_index.jsonl read as Codex reads it: the last line

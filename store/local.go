@@ -23,6 +23,10 @@ type Options struct {
 	// Logger receives the warnings (skipped lines, index repairs); nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// CodexItem, when set, lets codexd keep Codex's history projection
+	// (thread_history_1.sqlite) up to date with what it appends to a
+	// thread Codex has projected (codexhistory.go).
+	CodexItem CodexItemFunc
 }
 
 // Local is the Store of one $CODEX_HOME on the local disk: rollouts in
@@ -34,6 +38,8 @@ type Local struct {
 	// codex keeps Codex's own indexes in step (codexstate.go).
 	codex *codexState
 	names codexNames
+	// codexItem projects items as Codex's history projection holds them.
+	codexItem CodexItemFunc
 
 	// moving is held to rename a rollout (Archive, Unarchive), and shared
 	// to find and open one, so that no reader looks where a file just was.
@@ -69,7 +75,7 @@ func Open(ctx context.Context, codexHome string, opts Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Local{home: home, ix: ix, log: log, writers: map[string]*fileWriter{}, codex: &codexState{home: home, log: log}}
+	s := &Local{home: home, ix: ix, log: log, writers: map[string]*fileWriter{}, codex: &codexState{home: home, log: log}, codexItem: opts.CodexItem}
 	start := time.Now()
 	n, err := s.Rescan(ctx)
 	if err != nil {

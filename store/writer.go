@@ -232,6 +232,7 @@ func (w *fileWriter) updateIndex() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w.st.codex.touched(w.meta.ID, w.sum.updated, w.sum.tokens)
+	w.st.codex.project(w.meta.ID, w.path, w.st.codexItem)
 	if err := w.st.ix.putLive(ctx, r); err != nil {
 		w.st.log.Warn("store: updating the index failed; a rescan will repair it", "thread", w.meta.ID, "err", err)
 		return

@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/codexd/codexd/appserver"
 	"log/slog"
 
 	"github.com/codexd/codexd/config"
@@ -75,5 +76,6 @@ func (f *coreFlags) open(ctx context.Context, originator string, log *slog.Logge
 		Originator:    originator,
 		CliVersion:    codexVersion,
 		Logger:        log,
+		CodexItem:     appserver.CodexHistoryItem,
 	})
 }

@@ -45,6 +45,9 @@ type Options struct {
 	// CliVersion is recorded in thread metadata.
 	CliVersion string
 	Logger     *slog.Logger
+	// CodexItem lets the store keep Codex's history projection up to date
+	// (store.Options.CodexItem); the app-server's CodexHistoryItem.
+	CodexItem store.CodexItemFunc
 }
 
 // Runtime is a running core and what it needs.
@@ -124,7 +127,7 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 		// The core closes the store. It opens on first use: its SQLite
 		// index and the rescan of the rollouts must not delay the
 		// server's first answer (initialize).
-		if st, err = store.OpenLazy(cfg.CodexHome, store.Options{Logger: log}); err != nil {
+		if st, err = store.OpenLazy(cfg.CodexHome, store.Options{Logger: log, CodexItem: opts.CodexItem}); err != nil {
 			return nil, fmt.Errorf("opening the thread store in %s: %w", cfg.CodexHome, err)
 		}
 	}
