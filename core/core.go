@@ -439,6 +439,7 @@ func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, n
 		return nil, err
 	}
 	t.usage = st.Usage
+	t.lastModel = st.Settings.Model
 	if !sameSettings(s, st.Settings) {
 		// The rollout keeps the resume's overrides. No event: Codex sends
 		// no thread/settings/updated for them (the resume's answer has

@@ -178,24 +178,47 @@ func isDataURL(url string) bool {
 // a Responses Lite model images: the history keeps the detail, the copy
 // sent goes without it.
 func withoutImageDetail(input []prompt.Item) []prompt.Item {
-	var out []prompt.Item
-	for i, it := range input {
-		has := false
-		for _, c := range it.Content {
-			has = has || (c.Type == "input_image" && c.Detail != "")
+	return mapImageDetail(input, func(string) string { return "" })
+}
+
+// withoutOriginalDetail is input with an image part's "original" detail
+// made "high", as Codex sends the history to a model that does not take
+// original detail (after a switch from one that does).
+func withoutOriginalDetail(input []prompt.Item) []prompt.Item {
+	return mapImageDetail(input, func(d string) string {
+		if d == detailOriginal {
+			return detailHigh
 		}
-		if !has {
+		return d
+	})
+}
+
+// mapImageDetail is input with f applied to the detail of every image
+// part (of messages and of tool outputs); the items it changes are copies.
+func mapImageDetail(input []prompt.Item, f func(string) string) []prompt.Item {
+	var out []prompt.Item
+	remap := func(cs []prompt.Content) ([]prompt.Content, bool) {
+		changed := false
+		for k, c := range cs {
+			if c.Type == "input_image" && f(c.Detail) != c.Detail {
+				if !changed {
+					cs, changed = append([]prompt.Content(nil), cs...), true
+				}
+				cs[k].Detail = f(c.Detail)
+			}
+		}
+		return cs, changed
+	}
+	for i, it := range input {
+		content, a := remap(it.Content)
+		outContent, b := remap(it.OutputContent)
+		if !a && !b {
 			continue
 		}
 		if out == nil {
 			out = append([]prompt.Item(nil), input...)
 		}
-		it.Content = append([]prompt.Content(nil), it.Content...)
-		for k := range it.Content {
-			if it.Content[k].Type == "input_image" {
-				it.Content[k].Detail = ""
-			}
-		}
+		it.Content, it.OutputContent = content, outContent
 		out[i] = it
 	}
 	if out == nil {

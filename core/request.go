@@ -63,7 +63,15 @@ func (c *Core) toolOptions(t *thread, info *modelinfo.Info, sandbox agent.Sandbo
 // changed (package doc of context.go).
 func (tr *turn) recordContext() {
 	t := tr.t
-	items := contextItems(t.historySnapshot(), tr.contextBlocks())
+	hist := t.historySnapshot()
+	t.mu.Lock()
+	last := t.lastModel
+	t.lastModel = tr.settings.Model
+	if t.baseModel == "" && !scanContext(hist).seen {
+		t.baseModel = tr.settings.Model // a new thread: its base instructions stay
+	}
+	t.mu.Unlock()
+	items := append(tr.modelSwitchItem(last), contextItems(hist, tr.contextBlocks())...)
 	t.appendHistory(tr.id, items...)
 	if len(items) > 0 {
 		// The rollout keeps the settings the context describes, so that a
@@ -122,10 +130,16 @@ func (tr *turn) buildRequest() *prompt.Request {
 	cfg := &t.core.cfg
 	info := t.core.modelInfo(s.Model)
 	t.mu.Lock()
-	base := t.base
+	base, baseModel := t.base, t.baseModel
 	t.mu.Unlock()
 
+	// The base instructions are those of the model the thread started on
+	// (a later model's come in a <model_switch> message, modelswitch.go).
 	instr := baseInstructions(info.Instructions())
+	if baseModel != "" && baseModel != s.Model {
+		first := t.core.modelInfo(baseModel)
+		instr = baseInstructions(first.Instructions())
+	}
 	if base.base != nil {
 		instr = *base.base
 	} else if cfg.BaseInstructions != "" {
@@ -147,8 +161,11 @@ func (tr *turn) buildRequest() *prompt.Request {
 		}
 	}
 
-	if info.UseResponsesLite {
+	switch {
+	case info.UseResponsesLite:
 		input = withoutImageDetail(input)
+	case !info.SupportsImageDetailOriginal:
+		input = withoutOriginalDetail(input)
 	}
 	req := &prompt.Request{
 		Model:             s.Model,

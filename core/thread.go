@@ -34,6 +34,11 @@ type thread struct {
 	info     agent.ThreadInfo
 	settings agent.Settings
 	base     instructionsOpts
+	// lastModel is the model of the last turn that recorded its context
+	// (on a resumed thread, the stored settings' model); baseModel is the
+	// model whose base instructions the thread is sent ("" until its first
+	// turn, and on a resumed thread: the current model's). modelswitch.go.
+	lastModel, baseModel string
 	// queue holds the running turn first, then turns submitted after it
 	// was interrupted (a new UserInput never joins a cancelled turn).
 	queue   []*turn

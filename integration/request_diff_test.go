@@ -40,8 +40,10 @@ import (
 // the model request's differences.
 //
 // Session, per model: a command (MOCK:exec), a patch (a custom
-// apply_patch call), a turn with a local image, a turn after the cwd, sandbox and approval policy
-// changed, and a turn of the thread resumed by a new server process.
+// apply_patch call), a turn with a local image, a turn after the cwd,
+// sandbox and approval policy changed, a turn on another model (gpt-5.4;
+// not from the code-mode model), and a turn of the thread resumed by a new
+// server process.
 // Models: gpt-5.5 under workspace-write, codex-auto-review (code mode)
 // under read-only, and a model without metadata under danger-full-access.
 func TestRequestDifferential(t *testing.T) {
@@ -154,6 +156,17 @@ func reqDropCodexBlocks(shape map[string]any) int {
 		}
 		m["content"] = keep
 	}
+	// A message that held only such parts goes too.
+	kept := items[:0:0]
+	for _, it := range items {
+		if m, _ := it.(map[string]any); m != nil && m["type"] == "message" && len(m["content"].([]any)) == 0 {
+			continue
+		}
+		kept = append(kept, it)
+	}
+	if items != nil {
+		shape["input"] = kept
+	}
 	return n
 }
 
@@ -255,6 +268,14 @@ stream_max_retries = 0
 		{"PATCHME add a note", nil},
 		{"MOCK:hello look at this", map[string]any{"localImage": filepath.Join(work, "dot.png")}},
 		{"MOCK:hello after the change", map[string]any{"cwd": filepath.Join(work, "sub"), "approvalPolicy": "on-request", "sandboxPolicy": map[string]any{"type": "readOnly"}}},
+	}
+	if model != "codex-auto-review" {
+		// A model switch (a code-mode model's switch is not compared: Codex
+		// keeps its additional_tools item in the history).
+		steps = append(steps, struct {
+			text  string
+			extra map[string]any
+		}{"MOCK:hello on another model", map[string]any{"model": "gpt-5.4"}})
 	}
 	for _, st := range steps {
 		if err := turn(s, st.text, st.extra); err != nil {
