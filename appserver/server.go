@@ -235,6 +235,7 @@ func (s *Server) registerAll() {
 	registerConfigWrite(s)
 	registerMCP(s)
 	registerThreadDelete(s)
+	registerFeatures(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

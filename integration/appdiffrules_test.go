@@ -119,6 +119,38 @@ var appRules = []appRule{
 			})
 		}
 	})},
+	// experimentalFeature/list lists the flags codexd implements, a few of
+	// Codex's 215 (with Codex's stage and default); a cursor past the end
+	// names codexd's total.
+	{id: "feature-list-subset", fix: eachAnswerPair(func(it *appItem, a, b map[string]any) {
+		if it.method != "experimentalFeature/list" {
+			return
+		}
+		ra, _ := a["result"].(map[string]any)
+		rb, _ := b["result"].(map[string]any)
+		if ra != nil && rb != nil {
+			listed := map[any]bool{}
+			for _, f := range asList(rb["data"]) {
+				if fm, ok := f.(map[string]any); ok {
+					listed[fm["name"]] = true
+				}
+			}
+			kept := []any{}
+			for _, f := range asList(ra["data"]) {
+				if fm, ok := f.(map[string]any); ok && listed[fm["name"]] {
+					kept = append(kept, f)
+				}
+			}
+			ra["data"] = kept
+		}
+		for _, x := range []map[string]any{a, b} {
+			if _, msg, ok := answerError(x); ok {
+				if i := strings.Index(msg, " exceeds total feature flags "); i >= 0 {
+					setMessage(x, msg[:i]+" exceeds total feature flags <total>")
+				}
+			}
+		}
+	})},
 	{id: "no-system-skills", fix: func(_ *appSession, it *appItem) {
 		if it.method == "skills/list" {
 			walkMaps(it.codex, func(m map[string]any) {
