@@ -193,17 +193,7 @@ func (s *Local) nameOf(id string) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		names := map[string]string{}
-		for _, l := range bytes.Split(b, []byte("\n")) {
-			var e struct {
-				ID         string `json:"id"`
-				ThreadName string `json:"thread_name"`
-			}
-			if json.Unmarshal(l, &e) == nil && e.ID != "" {
-				names[e.ID] = e.ThreadName
-			}
-		}
-		n.names, n.size, n.mtime = names, fi.Size(), fi.ModTime()
+		n.names, n.size, n.mtime = parseNameIndex(b), fi.Size(), fi.ModTime()
 	}
 	name, ok := n.names[id]
 	return name, ok
@@ -214,4 +204,21 @@ func (s *Local) withCodexName(info *agent.ThreadInfo) {
 	if name, ok := s.nameOf(info.ID); ok {
 		info.Name = name
 	}
+}
+
+// parseNameIndex reads session_index.jsonl: one {"id","thread_name",...}
+// a line, the last line of an id winning; a line that is not one is
+// skipped (the file is Codex's, and may be torn).
+func parseNameIndex(b []byte) map[string]string {
+	names := map[string]string{}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		var e struct {
+			ID         string `json:"id"`
+			ThreadName string `json:"thread_name"`
+		}
+		if json.Unmarshal(l, &e) == nil && e.ID != "" {
+			names[e.ID] = e.ThreadName
+		}
+	}
+	return names
 }

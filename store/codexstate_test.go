@@ -115,3 +115,18 @@ func TestCodexStateKeptInStep(t *testing.T) {
 		t.Errorf("List after Codex renamed it: %+v, %v", p.Threads, err)
 	}
 }
+
+// FuzzParseNameIndex: Codex's session_index.jsonl, whatever it holds,
+// parses without panicking, and a well-formed last line names its id.
+func FuzzParseNameIndex(f *testing.F) {
+	f.Add([]byte(`{"id":"01a236f4-59d3-7561-b721-c71b14a9d72d","thread_name":"named-by-codex","updated_at":"2026-12-02T13:47:37.271290932Z"}` + "\n"))
+	f.Add([]byte("{\"id\":\"a\",\"thread_name\":\"x\"}\n{\"id\":\"a\",\"thread_name\":\"y\"}\n{\"id\":"))
+	f.Add([]byte("\x00\n[]\nnull\n{\"id\":1}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		names := parseNameIndex(b)
+		last := []byte(`{"id":"fuzz-id","thread_name":"last"}`)
+		if got := parseNameIndex(append(append(append([]byte(nil), b...), '\n'), last...))["fuzz-id"]; got != "last" {
+			t.Fatalf("the last line's name is %q (before it: %d names)", got, len(names))
+		}
+	})
+}
