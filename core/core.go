@@ -72,6 +72,9 @@ type Config struct {
 	// Environments are the exec-servers turns select by id (see
 	// environment.go); nil means only `local`, which is ExecDialer's.
 	Environments Environments
+	// DefaultEnvironment is the environment of a new thread that names
+	// none: "" is ExecDialer's (`local`), "none" no environment.
+	DefaultEnvironment string
 	// Sandbox confines commands; nil means none is available, so
 	// read-only and workspace-write commands are refused.
 	Sandbox Sandbox
@@ -299,7 +302,7 @@ func (c *Core) contextWindow(model string) int64 {
 
 // StartThread creates a thread and loads it.
 func (c *Core) StartThread(ctx context.Context, opts agent.StartOptions) (*agent.Loaded, error) {
-	s := opts.Overrides.Apply(c.cfg.Settings)
+	s := c.defaultEnvironment(opts.Overrides.Apply(c.cfg.Settings))
 	now := time.Now()
 	info := agent.ThreadInfo{
 		ID: newUUIDv7(), Ephemeral: opts.Ephemeral, Model: s.Model, ModelProvider: s.ModelProvider,

@@ -88,3 +88,16 @@ func turnEnvironmentID(ctx context.Context) string {
 func lostEnvironmentText(id string, err error) string {
 	return fmt.Sprintf("\n[the exec-server of environment `%s` was lost: %v]\n", id, err)
 }
+
+// defaultEnvironment gives a new thread that names no environment the
+// configured default (environments.toml's `default`), in its cwd.
+func (c *Core) defaultEnvironment(s agent.Settings) agent.Settings {
+	switch d := c.cfg.DefaultEnvironment; {
+	case s.Environments != nil || d == "":
+	case d == "none":
+		s.Environments = []agent.Environment{}
+	default:
+		s.Environments = []agent.Environment{{ID: d, Cwd: s.Cwd}}
+	}
+	return s
+}

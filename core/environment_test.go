@@ -275,3 +275,31 @@ func TestEnvironmentsServerLost(t *testing.T) {
 		t.Fatalf("the local thread's command printed %q", out)
 	}
 }
+
+// A new thread that names no environment gets the configured default
+// (environments.toml's `default`), in its cwd; "none" gets none.
+func TestEnvironmentsDefault(t *testing.T) {
+	url, root := envServer(t)
+	reg := environment.New(environment.Options{})
+	t.Cleanup(func() { reg.Close() })
+	if err := reg.Add(environment.AddParams{ID: "a", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, scriptedByInput(), func(c *Config) { c.Environments, c.DefaultEnvironment = reg, "a" })
+	l, err := h.core.StartThread(context.Background(), agent.StartOptions{Overrides: agent.Overrides{Cwd: &root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Thread.Settings().Environments; len(got) != 1 || got[0].ID != "a" || got[0].Cwd != root {
+		t.Fatalf("environments %+v", got)
+	}
+	if out := envToolOutput(t, l.Thread, agent.UserInput{Input: text("RUN:pwd")}); out != root+"\n" {
+		t.Fatalf("ran in %q", out)
+	}
+
+	h2 := newHarness(t, scriptedByInput(), func(c *Config) { c.DefaultEnvironment = "none" })
+	th := h2.start(agent.Overrides{})
+	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo x")}); !strings.Contains(out, "no environment") {
+		t.Fatalf("without a default environment: %q", out)
+	}
+}

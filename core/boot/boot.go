@@ -150,6 +150,13 @@ func Open(ctx context.Context, opts Options) (_ *Runtime, err error) {
 		return nil, err
 	}
 	ccfg.Environments = rt.Environments // turns select among them by id
+	switch def := rt.Environments.DefaultID(); def {
+	case environment.LocalID:
+	case "":
+		ccfg.DefaultEnvironment = "none"
+	default:
+		ccfg.DefaultEnvironment = def
+	}
 	// Each thread gets its own servers, started in the background; the
 	// registry knows them all for the app-server, and re-reads the
 	// configuration's table for config/mcpServer/reload.
