@@ -20,6 +20,8 @@ type MCPToolCall struct {
 	Result   *MCPResult
 	Error    string
 	Duration time.Duration
+	// ReadOnlyHint is the tool's readOnlyHint annotation (nil: none).
+	ReadOnlyHint *bool
 }
 
 func (i *MCPToolCall) ItemID() string { return i.ID }

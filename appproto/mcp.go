@@ -15,13 +15,22 @@ type McpToolCallItem struct {
 	Error     *McpToolCallError  `json:"error"`
 	// DurationMs is set once the call ended.
 	DurationMs *int64 `json:"durationMs"`
+	// AppContext, McpAppUi and PluginID are null (no apps or plugins
+	// here); ReadOnlyHint is the tool's annotation, as Codex 0.169 sends
+	// them.
+	AppContext   json.RawMessage `json:"appContext"`
+	McpAppUi     json.RawMessage `json:"mcpAppUi"`
+	PluginID     *string         `json:"pluginId"`
+	ReadOnlyHint *bool           `json:"readOnlyHint"`
 	ItemTimes
 }
 
 // McpToolCallResult is the server's answer.
 type McpToolCallResult struct {
-	Content           []json.RawMessage `json:"content"`
-	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	Content []json.RawMessage `json:"content"`
+	// StructuredContent and Meta are null when the server sent none.
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Meta              json.RawMessage `json:"_meta"`
 }
 
 // McpToolCallError says why a call has no result.

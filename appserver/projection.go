@@ -455,7 +455,8 @@ func backwardsCursor(first agent.ThreadInfo, key string) string {
 // shape.
 func wireMCPToolCall(x *agent.MCPToolCall, times appproto.ItemTimes) []byte {
 	it := appproto.McpToolCallItem{Type: "mcpToolCall", ID: x.ID, Server: x.Server, Tool: x.Tool,
-		Status: orDefault(string(x.Status), "inProgress"), Arguments: x.Arguments, ItemTimes: times}
+		Status: orDefault(string(x.Status), "inProgress"), Arguments: x.Arguments, ItemTimes: times,
+		AppContext: json.RawMessage("null"), McpAppUi: json.RawMessage("null"), ReadOnlyHint: x.ReadOnlyHint}
 	if len(it.Arguments) == 0 {
 		it.Arguments = []byte("null")
 	}
@@ -467,7 +468,10 @@ func wireMCPToolCall(x *agent.MCPToolCall, times appproto.ItemTimes) []byte {
 		if content == nil {
 			content = []json.RawMessage{}
 		}
-		it.Result = &appproto.McpToolCallResult{Content: content, StructuredContent: r.StructuredContent}
+		it.Result = &appproto.McpToolCallResult{Content: content, StructuredContent: r.StructuredContent, Meta: json.RawMessage("null")}
+		if len(it.Result.StructuredContent) == 0 {
+			it.Result.StructuredContent = json.RawMessage("null")
+		}
 	}
 	if x.Error != "" {
 		it.Error = &appproto.McpToolCallError{Message: x.Error}

@@ -313,6 +313,18 @@ func lastOutput(t *testing.T, req *prompt.Request, callID string) string {
 		if (it.Type == prompt.TypeFunctionCallOutput || it.Type == prompt.TypeCustomToolCallOutput) && it.CallID == callID && it.Output != nil {
 			return *it.Output
 		}
+		if it.Type == prompt.TypeFunctionCallOutput && it.CallID == callID && it.OutputContent != nil {
+			// An MCP call's content list: its texts, without the first
+			// part's "Wall time: …\nOutput:" header.
+			var b strings.Builder
+			for j, c := range it.OutputContent {
+				if j == 0 && strings.HasPrefix(c.Text, "Wall time: ") {
+					continue
+				}
+				b.WriteString(c.Text)
+			}
+			return b.String()
+		}
 	}
 	t.Fatalf("no output for %s in the request", callID)
 	return ""

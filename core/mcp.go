@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
 )
 
@@ -49,8 +50,10 @@ func (tr *turn) withMCPTools(specs []json.RawMessage, opts tools.Options) []json
 	return append(out, tail...)
 }
 
-// mcpToolCall runs a call of an MCP tool as an MCPToolCall item.
-func (tr *turn) mcpToolCall(callID, namespace, name, args string) string {
+// mcpToolCall runs a call of an MCP tool as an MCPToolCall item. Once
+// the item started, the model's output is Codex 0.169's content list
+// (parts), else a plain text.
+func (tr *turn) mcpToolCall(callID, namespace, name, args string) (out string, parts []prompt.Content) {
 	m := tr.t.mcp
 	var tool *agent.MCPTool
 	if m != nil {
@@ -63,16 +66,17 @@ func (tr *turn) mcpToolCall(callID, namespace, name, args string) string {
 		}
 	}
 	if tool == nil {
-		return fmt.Sprintf("unsupported call: %s%s", namespace, name)
+		return fmt.Sprintf("unsupported call: %s%s", namespace, name), nil
 	}
 	rawArgs := json.RawMessage(args)
 	if len(args) == 0 || !json.Valid(rawArgs) {
 		rawArgs = json.RawMessage("null")
 	}
-	item := &agent.MCPToolCall{ID: callID, Server: tool.Server, Tool: tool.Name, Arguments: rawArgs, Status: agent.ItemStatusInProgress}
+	item := &agent.MCPToolCall{ID: callID, Server: tool.Server, Tool: tool.Name, Arguments: rawArgs, Status: agent.ItemStatusInProgress,
+		ReadOnlyHint: tool.ReadOnlyHint}
 	start := time.Now()
 	tr.emit(agent.ItemStarted{Item: cloneMCP(item)})
-	var out string
+	var res *agent.MCPResult
 	var args0 json.RawMessage
 	if args != "" {
 		args0 = rawArgs
@@ -81,47 +85,65 @@ func (tr *turn) mcpToolCall(callID, namespace, name, args string) string {
 		item.Status, item.Error = agent.ItemStatusFailed, "failed to parse function arguments: invalid JSON"
 		out = item.Error
 	} else if refusal, interrupted := tr.approveMCPCall(callID, tool, args0); interrupted {
-		return "aborted"
+		return "aborted", nil
 	} else if refusal != "" {
 		item.Status, item.Error = agent.ItemStatusFailed, refusal
 		out = refusal
 	} else {
-		res, err := m.Call(tr.ctx, tool.Server, tool.Name, json.RawMessage(args), func(msg string) {
+		var err error
+		res, err = m.Call(tr.ctx, tool.Server, tool.Name, json.RawMessage(args), func(msg string) {
 			tr.emit(agent.MCPToolCallProgress{ItemID: callID, Message: msg})
 		})
 		switch {
 		case err != nil:
 			item.Status, item.Error = agent.ItemStatusFailed, err.Error()
 			out = "tool call error: " + err.Error()
+			res = nil
 		default:
 			item.Result = res
 			item.Status = agent.ItemStatusCompleted
 			if res.IsError {
 				item.Status = agent.ItemStatusFailed
 			}
-			out = mcpOutput(res)
 		}
 	}
 	item.Duration = time.Since(start)
 	tr.emit(agent.ItemCompleted{Item: item, StartedAt: start})
-	return out
+	return mcpOutput(item.Duration, res, out)
 }
 
 func cloneMCP(i *agent.MCPToolCall) *agent.MCPToolCall { c := *i; return &c }
 
-// mcpOutput is the text the model gets for a result, as Codex writes it:
-// the structured content when there is some, else the content blocks, as
-// JSON.
-func mcpOutput(res *agent.MCPResult) string {
+// mcpOutput is what the model gets for a call, as Codex 0.169 sends it
+// (observed side by side): a "Wall time" header and "Output:", then the
+// structured content as JSON text when there is some; else a content list,
+// the header then each content block (text as input_text, an image as
+// input_image with its data URL, any other block as its JSON); a call
+// without a result gets the header and the error's text (msg).
+func mcpOutput(d time.Duration, res *agent.MCPResult, msg string) (string, []prompt.Content) {
+	header := fmt.Sprintf("Wall time: %.4f seconds\nOutput:", d.Seconds())
+	if res == nil {
+		return "", []prompt.Content{{Type: "input_text", Text: header}, {Type: "input_text", Text: msg}}
+	}
 	if len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
-		return string(res.StructuredContent)
+		return header + "\n" + string(res.StructuredContent), nil
 	}
-	content := res.Content
-	if content == nil {
-		content = []json.RawMessage{}
+	parts := []prompt.Content{{Type: "input_text", Text: header}}
+	for _, raw := range res.Content {
+		var c struct {
+			Type, Text, Data, MimeType string
+		}
+		_ = json.Unmarshal(raw, &c)
+		switch c.Type {
+		case "text":
+			parts = append(parts, prompt.Content{Type: "input_text", Text: c.Text})
+		case "image":
+			parts = append(parts, prompt.Content{Type: "input_image", ImageURL: "data:" + c.MimeType + ";base64," + c.Data})
+		default:
+			parts = append(parts, prompt.Content{Type: "input_text", Text: string(raw)})
+		}
 	}
-	b, _ := json.Marshal(content)
-	return string(b)
+	return "", parts
 }
 
 // mcpResourceTool answers list_mcp_resources, list_mcp_resource_templates

@@ -21,9 +21,19 @@ func (tr *turn) runTool(call prompt.Item) prompt.Item {
 		name = "" // none was offered: nothing runs
 	}
 	if call.Namespace != "" && name != "" {
-		out = tr.mcpToolCall(call.CallID, call.Namespace, call.Name, args)
+		text, parts := tr.mcpToolCall(call.CallID, call.Namespace, call.Name, args)
 		p := tr.t.core.modelInfo(tr.settings.Model).Truncation
-		return toolOutput(call, tools.TruncateForHistory(out, p.Mode, p.Limit))
+		if parts == nil {
+			return toolOutput(call, tools.TruncateForHistory(text, p.Mode, p.Limit))
+		}
+		for i := range parts {
+			if parts[i].Type == "input_text" {
+				parts[i].Text = tools.TruncateForHistory(parts[i].Text, p.Mode, p.Limit)
+			}
+		}
+		item := toolOutput(call, "")
+		item.Output, item.OutputContent = nil, parts
+		return item
 	}
 	switch name {
 	case tools.ViewImage:

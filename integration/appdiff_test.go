@@ -37,6 +37,7 @@ func TestAppDifferential(t *testing.T) {
 	codex := codexBin(t)
 	if !inNetns() {
 		t.Setenv("CODEXD_APPDIFF_BIN", buildCodexd(t))
+		t.Setenv("CODEXD_APPDIFF_MCPTEST", buildMCPTestServer(t))
 		runInNetns(t, "TestAppDifferential", 4*time.Minute)
 		return
 	}

@@ -23,6 +23,7 @@ var appVarNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 //	{"session":"two-clients","transport":"ws","files":{"a.txt":"hi\n"},"deliberate":["ID"]}
 //	{"session":"text-limit","transport":"stdio","texts":{"AT":{"prefix":"MOCK:hello ","fill":"x","chars":1048576}}}
 //	{"session":"environments","transport":"stdio","execServers":["X"]}
+//	{"session":"mcp-thread","transport":"stdio","mcpServers":"[mcp_servers.tests]\ncommand = \"$MCPTEST\"\n"}
 //
 // transport is "stdio" (one client, A, on the server's stdin and stdout)
 // or "ws" (the server listens on ws://127.0.0.1:0; clients A, B... connect
@@ -32,6 +33,8 @@ var appVarNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 // where it shows). execServers start, per side, one exec-server each
 // (codexd's, in the test process, on a loopback WebSocket, confined to a
 // root of its own) and bind $NAME to its URL and $NAME_ROOT to its root.
+// mcpServers is TOML appended to both sides' config.toml, $MCPTEST in it
+// the path of the Go MCP test server (mcp/internal/testserver).
 // deliberate names listed deliberate
 // differences whose effects carry over to later steps of this session.
 //
@@ -70,6 +73,7 @@ type appSession struct {
 	deliberate []string
 	texts      map[string]string
 	execs      []string
+	mcp        string // TOML of [mcp_servers] tables, $MCPTEST expanded
 	steps      []appStep
 }
 
@@ -144,6 +148,7 @@ func parseAppSession(path string) (*appSession, error) {
 				Deliberate []string           `json:"deliberate"`
 				Texts      map[string]appText `json:"texts"`
 				Execs      []string           `json:"execServers"`
+				MCP        string             `json:"mcpServers"`
 			}
 			if err := json.Unmarshal(line, &h); err != nil || h.Session == "" {
 				return nil, fmt.Errorf("%s: the first line must be the session's header {\"session\":NAME,\"transport\":...}", where)
@@ -158,6 +163,7 @@ func parseAppSession(path string) (*appSession, error) {
 				}
 			}
 			s.execs = h.Execs
+			s.mcp = h.MCP
 			for name, t := range h.Texts {
 				n := t.Chars - utf8.RuneCountInString(t.Prefix)
 				if !appVarNameRE.MatchString(name) || t.Fill == "" || utf8.RuneCountInString(t.Fill) != 1 || n < 0 || t.Chars > 4<<20 {

@@ -288,7 +288,7 @@ func (r *appRunner) start() error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(r.dirs.home, "config.toml"), []byte(appConfig(url)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(r.dirs.home, "config.toml"), []byte(appConfig(url)+strings.ReplaceAll(r.sess.mcp, "$MCPTEST", os.Getenv("CODEXD_APPDIFF_MCPTEST"))), 0o644); err != nil {
 		return err
 	}
 	for _, f := range r.sess.files {

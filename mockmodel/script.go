@@ -370,10 +370,15 @@ func (r *request) templates(inJSON bool) *strings.Replacer {
 }
 
 // commandOutput keeps what follows "Output:\n" in Codex's tool output
-// ("Chunk ID: …\nWall time: …\nProcess exited with code 0\n…\nOutput:\n…").
+// ("Chunk ID: …\nWall time: …\nProcess exited with code 0\n…\nOutput:\n…"),
+// or what follows the "Output:" that ends an MCP output's first part.
 func commandOutput(s string) string {
 	if i := strings.Index(s, "Output:\n"); i >= 0 {
 		s = s[i+len("Output:\n"):]
+	} else if i := strings.Index(s, "\nOutput:"); i >= 0 {
+		// An MCP tool's output as Codex sends it: a content list whose
+		// first part ends with "Output:" (the parts are joined).
+		s = s[i+len("\nOutput:"):]
 	}
 	return strings.TrimRight(s, "\n")
 }

@@ -37,6 +37,15 @@ func TestToolMarker(t *testing.T) {
 		t.Fatalf("final answer %v %q", items, r.text())
 	}
 
+	// Codex's MCP output, a content list after a "Wall time" part, is
+	// quoted without that part.
+	out := map[string]any{"type": "function_call_output", "call_id": callID, "output": []any{
+		map[string]any{"type": "input_text", "text": "Wall time: 0.0042 seconds\nOutput:"}, map[string]any{"type": "input_text", "text": "Echo: hi"}}}
+	r = post(t, url, nsBody(user(prompt), call, out))
+	if txt := r.text(); !strings.Contains(txt, "```\nEcho: hi\n```") || strings.Contains(txt, "Wall time") {
+		t.Fatalf("quoted MCP output %q", txt)
+	}
+
 	// A tool the request does not offer: mcp__S__T is split all the same;
 	// any other name has no namespace; bad or missing JSON is {}.
 	r = post(t, url, body("m", []string{"exec_command"}, user(`MOCK:tool mcp__gone__ping not json`)))

@@ -49,6 +49,11 @@ func MCPNamespaces(ts []agent.MCPTool) []json.RawMessage {
 			var params any = json.RawMessage(ts[j].InputSchema)
 			if len(ts[j].InputSchema) == 0 {
 				params = object(schema{})
+			} else if m := map[string]any{}; json.Unmarshal(ts[j].InputSchema, &m) == nil && m["properties"] == nil {
+				// An object schema without properties gets an empty
+				// "properties", as Codex 0.169 sends it.
+				m["properties"] = map[string]any{}
+				params = m
 			}
 			fns = append(fns, marshal(schema{
 				"type": "function", "name": ts[j].Callable, "description": ts[j].Description,

@@ -1,0 +1,66 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// buildMCPTestServer builds mcp/internal/testserver, the Go MCP server the
+// corpus's mcpServers tables name as $MCPTEST (both sides run the same
+// binary).
+func buildMCPTestServer(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "mcptestserver")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if b, err := exec.CommandContext(ctx, goTool(), "build", "-o", out, "../mcp/internal/testserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build the MCP test server: %v\n%s", err, b)
+	}
+	return out
+}
+
+// The rules of the MCP sessions (README ids [mcp-error-text] and
+// [mcp-startup-order]), appended to appRules.
+func init() {
+	appRules = append(appRules,
+		// Why a server failed to start is said in codexd's words.
+		appRule{id: "mcp-error-text", fix: func(_ *appSession, it *appItem) {
+			for _, v := range []any{it.codex, it.codexd} {
+				walkMaps(v, func(m map[string]any) {
+					if _, ok := m["toolsError"].(string); ok {
+						m["toolsError"] = "<mcp start error>"
+					}
+					if _, ok := m["error"].(string); ok && m["status"] == "failed" && m["name"] != nil {
+						m["error"] = "<mcp start error>"
+					}
+				})
+			}
+		}},
+		// Codex's first startup status races its thread/started; codexd's
+		// always follows it.
+		appRule{id: "mcp-startup-order", fix: func(_ *appSession, it *appItem) {
+			if !isNotes(it) {
+				return
+			}
+			front := func(v any) any {
+				l, ok := v.([]any)
+				if !ok {
+					return v
+				}
+				for i, n := range l {
+					if m, _ := n.(map[string]any); m["method"] == "thread/started" {
+						out := append([]any{n}, l[:i]...)
+						return append(out, l[i+1:]...)
+					}
+				}
+				return v
+			}
+			it.codex, it.codexd = front(it.codex), front(it.codexd)
+		}},
+	)
+}
