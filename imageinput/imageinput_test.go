@@ -102,24 +102,27 @@ func TestPrepareReencodesGIFAsPNG(t *testing.T) {
 
 func TestPrepareScalesDown(t *testing.T) {
 	want := color.RGBA{200, 100, 50, 255}
+	// Small limits, so that the race detector's tests stay quick: the
+	// sizes of Codex's limits are TestTargetSize's.
+	lim := Limits{MaxDimension: 100, MaxPatches: 10}
 	for _, f := range []string{"png", "jpeg"} {
-		data := encode(t, picture(3000, 1000, want), f)
-		p, err := Prepare(data, High)
+		data := encode(t, picture(300, 100, want), f)
+		p, err := Prepare(data, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.MIME != "image/"+f || p.Width != 2048 || p.Height != 683 || p.SourceWidth != 3000 {
+		if p.MIME != "image/"+f || p.Width != 100 || p.Height != 33 || p.SourceWidth != 300 {
 			t.Fatalf("%s: got %s %d×%d from %d×%d", f, p.MIME, p.Width, p.Height, p.SourceWidth, p.SourceHeight)
 		}
 		img, _, err := image.Decode(bytes.NewReader(p.Bytes))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b := img.Bounds(); b.Dx() != 2048 || b.Dy() != 683 {
+		if b := img.Bounds(); b.Dx() != 100 || b.Dy() != 33 {
 			t.Fatalf("%s: encoded %v", f, b)
 		}
 		// A uniform picture stays uniform, edges included.
-		for _, pt := range []image.Point{{0, 0}, {2047, 682}, {1000, 300}} {
+		for _, pt := range []image.Point{{0, 0}, {99, 32}, {50, 16}} {
 			r, g, b, _ := img.At(pt.X, pt.Y).RGBA()
 			if d := absDiff(r>>8, 200) + absDiff(g>>8, 100) + absDiff(b>>8, 50); d > 12 {
 				t.Errorf("%s: pixel %v is %d,%d,%d", f, pt, r>>8, g>>8, b>>8)
@@ -136,13 +139,13 @@ func absDiff(a, b uint32) uint32 {
 }
 
 func TestPrepareKeepsTransparency(t *testing.T) {
-	data := encode(t, picture(4000, 10, color.NRGBA{255, 0, 0, 0}), "png")
-	p, err := Prepare(data, High)
+	data := encode(t, picture(400, 10, color.NRGBA{255, 0, 0, 0}), "png")
+	p, err := Prepare(data, Limits{MaxDimension: 100, MaxPatches: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	img, _ := png.Decode(bytes.NewReader(p.Bytes))
-	if _, _, _, a := img.At(100, 2).RGBA(); a != 0 {
+	if _, _, _, a := img.At(50, 1).RGBA(); a != 0 {
 		t.Errorf("alpha %d, want 0", a)
 	}
 }
