@@ -22,7 +22,7 @@ import (
 
 // envServer is a real exec-server on a loopback WebSocket confined to a
 // root of its own; it returns the URL and the root.
-func envServer(t *testing.T) (string, string) {
+func envServer(t testing.TB) (string, string) {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
