@@ -44,6 +44,12 @@ type AgentMessageDelta struct {
 	Delta  string
 }
 
+// PlanDelta appends text to a Plan item (a plan-mode turn's proposed plan).
+type PlanDelta struct {
+	ItemID string
+	Delta  string
+}
+
 // ReasoningSummaryDelta appends text to part SummaryIndex of a Reasoning
 // item's summary.
 type ReasoningSummaryDelta struct {
@@ -191,6 +197,7 @@ func (TurnStarted) isEventMsg()               {}
 func (ItemStarted) isEventMsg()               {}
 func (ItemCompleted) isEventMsg()             {}
 func (AgentMessageDelta) isEventMsg()         {}
+func (PlanDelta) isEventMsg()                 {}
 func (ReasoningSummaryDelta) isEventMsg()     {}
 func (ReasoningSummaryPartAdded) isEventMsg() {}
 func (ReasoningTextDelta) isEventMsg()        {}

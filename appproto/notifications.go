@@ -173,6 +173,7 @@ var (
 	ItemStarted                = jsonrpc.Notification[ItemStartedNotification]("item/started")
 	ItemCompleted              = jsonrpc.Notification[ItemCompletedNotification]("item/completed")
 	AgentMessageDelta          = jsonrpc.Notification[DeltaNotification]("item/agentMessage/delta")
+	PlanDelta                  = jsonrpc.Notification[DeltaNotification]("item/plan/delta")
 	CommandOutputDelta         = jsonrpc.Notification[DeltaNotification]("item/commandExecution/outputDelta")
 	ReasoningSummaryTextDelta  = jsonrpc.Notification[ReasoningSummaryTextDeltaNotification]("item/reasoning/summaryTextDelta")
 	ReasoningSummaryPartAdded  = jsonrpc.Notification[ReasoningSummaryPartAddedNotification]("item/reasoning/summaryPartAdded")

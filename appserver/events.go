@@ -49,6 +49,10 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 			a.byID[m.Item.ItemID()] = v
 		}
 		v.item, v.completed, v.done = m.Item, ev.Time, true
+		if v.doneSeq == 0 {
+			a.completed++
+			v.doneSeq = a.completed
+		}
 		// The completed item carries what its deltas brought (the output
 		// capped): the buffers are dropped, not kept with the turn.
 		v.dropDeltas()
@@ -79,6 +83,17 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 			v.text.write(m.Delta)
 		}
 		t.toSubscribersLocked(out, appproto.AgentMessageDelta.Name(), appproto.DeltaNotification{
+			ThreadID: t.id, TurnID: a.id, ItemID: m.ItemID, Delta: validUTF8(m.Delta)})
+
+	case agent.PlanDelta:
+		a := t.turnFor(ev)
+		if a == nil {
+			return
+		}
+		if v := a.item(m.ItemID); v != nil && !v.done {
+			v.text.write(m.Delta)
+		}
+		t.toSubscribersLocked(out, appproto.PlanDelta.Name(), appproto.DeltaNotification{
 			ThreadID: t.id, TurnID: a.id, ItemID: m.ItemID, Delta: validUTF8(m.Delta)})
 
 	case agent.ReasoningSummaryDelta:

@@ -246,6 +246,7 @@ type itemView struct {
 	started   time.Time
 	completed time.Time
 	done      bool
+	doneSeq   int // the order items completed in, within the turn
 }
 
 // dropDeltas forgets what the deltas brought.
@@ -301,7 +302,11 @@ func wireItem(it agent.Item, v *itemView) appproto.ThreadItem {
 		return appproto.ThreadItem{FileChange: &appproto.FileChangeItem{Type: "fileChange", ID: x.ID,
 			Changes: wireChanges(x.Changes), Status: orDefault(string(x.Status), "inProgress"), ItemTimes: times}}
 	case *agent.Plan:
-		return appproto.ThreadItem{Plan: &appproto.PlanItem{Type: "plan", ID: x.ID, Text: x.Text, ItemTimes: times}}
+		text := x.Text
+		if v != nil && !v.done {
+			text += v.text.String()
+		}
+		return appproto.ThreadItem{Plan: &appproto.PlanItem{Type: "plan", ID: x.ID, Text: text, ItemTimes: times}}
 	case *agent.ContextCompaction:
 		return appproto.ThreadItem{ContextCompaction: &appproto.ContextCompactionItem{Type: "contextCompaction", ID: x.ID, ItemTimes: times}}
 	case *agent.EnteredReviewMode:

@@ -3,6 +3,7 @@ package appserver
 import (
 	"errors"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -83,6 +84,7 @@ type activeTurn struct {
 	items     []*itemView
 	byID      map[string]*itemView
 	lastAgent string // id of the last completed agent message
+	completed int    // items completed so far
 }
 
 func (a *activeTurn) item(id string) *itemView { return a.byID[id] }
@@ -99,9 +101,21 @@ func (a *activeTurn) snapshot() appproto.Turn {
 
 // toHist is the turn as kept once it ended.
 func (a *activeTurn) toHist(tc agent.TurnCompleted, at time.Time) histTurn {
-	items := make([]agent.Item, 0, len(a.items))
-	times := make(map[string]*itemView, len(a.items))
-	for _, v := range a.items {
+	// An ended turn lists its items in the order they completed, as
+	// Codex's history (its rollout) does: a plan-mode plan, which starts
+	// after its message but completes before it, comes first. Items that
+	// never completed follow, in the order they started.
+	views := append([]*itemView(nil), a.items...)
+	sort.SliceStable(views, func(i, j int) bool {
+		di, dj := views[i].doneSeq, views[j].doneSeq
+		if di == 0 || dj == 0 {
+			return di != 0 && dj == 0
+		}
+		return di < dj
+	})
+	items := make([]agent.Item, 0, len(views))
+	times := make(map[string]*itemView, len(views))
+	for _, v := range views {
 		items = append(items, v.item)
 		times[v.item.ItemID()] = v
 	}

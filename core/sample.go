@@ -156,7 +156,11 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 					texts[ev.ItemID] = b
 				}
 				b.WriteString(ev.Delta)
-				tr.emitStream(agent.AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+				if tr.planMode() {
+					tr.planFeed(ev.ItemID, ev.Delta)
+				} else {
+					tr.emitStream(agent.AgentMessageDelta{ItemID: ev.ItemID, Delta: ev.Delta})
+				}
 			}
 		case prompt.ReasoningSummaryPartAdded:
 			if _, ok := started[ev.ItemID]; ok && partIndex(ev.SummaryIndex) {
@@ -200,6 +204,9 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 				// the item's now.
 				delete(started, item.ID)
 				delete(texts, item.ID)
+				if tr.planMode() {
+					text = tr.planFinish(item.ID, text)
+				}
 				tr.emit(agent.ItemCompleted{Item: &agent.AgentMessage{ID: item.ID, Text: text, Phase: item.Phase}})
 				tr.lastMessage, tr.lastMessageID = text, item.ID
 				res.items = append(res.items, item)

@@ -51,6 +51,7 @@ type turn struct {
 	lastMessageID string
 	diff          *turnDiff
 	review        *agent.Review // what a review turn reviews
+	plans         planSplit     // a plan-mode turn's plan (planmode.go)
 }
 
 type queuedInput struct {

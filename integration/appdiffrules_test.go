@@ -412,9 +412,46 @@ var appRules = []appRule{
 	// arrives is not something a session can wait for).
 	{id: "terminal-item-end"},
 
+	// A collaboration mode the client sent without instructions: Codex
+	// reports its built-in mode prompt as the settings' developer
+	// instructions, codexd (whose prompts are its own) reports none.
+	{id: "mode-instructions", fix: func(_ *appSession, it *appItem) {
+		pairMaps(it.codex, it.codexd, func(a, b map[string]any) {
+			ca, okA := a["developer_instructions"].(string)
+			_, hasB := b["developer_instructions"]
+			_, hasEffort := a["reasoning_effort"]
+			if okA && hasB && b["developer_instructions"] == nil && hasEffort && ca != "" {
+				a["developer_instructions"], b["developer_instructions"] = "<mode instructions>", "<mode instructions>"
+			}
+		})
+	}},
+
 	// codexd refuses a cwd with a NUL byte; Codex stores it, and what
 	// follows differs.
 	{id: "app-cwd-nul", declared: true},
+}
+
+// pairMaps calls f on each pair of objects at the same place in a and b.
+func pairMaps(a, b any, f func(am, bm map[string]any)) {
+	switch a := a.(type) {
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok {
+			return
+		}
+		f(a, bm)
+		for k, x := range a {
+			pairMaps(x, bm[k], f)
+		}
+	case []any:
+		bl, ok := b.([]any)
+		if !ok {
+			return
+		}
+		for i := range min(len(a), len(bl)) {
+			pairMaps(a[i], bl[i], f)
+		}
+	}
 }
 
 // walkMaps calls f on every object in v, outermost first.

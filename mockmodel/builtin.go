@@ -22,6 +22,7 @@ var Markers = []struct{ Marker, Does string }{
 	{"MOCK:stdin", "starts `cat` on a tty with exec_command, writes a line with write_stdin, then quotes what came back"},
 	{"MOCK:patch", "asks for apply_patch {input: the message's text after the marker line}, then reports the result"},
 	{"MOCK:plan", "calls update_plan with a three-step plan, then answers"},
+	{"MOCK:proposeplan", "answers with a message holding a <proposed_plan> block between two lines of text, in deltas that split the tags (Plan mode)"},
 	{"MOCK:error[=STATUS]", "answers HTTP STATUS (default 500) with an API error body"},
 	{"MOCK:429[=SECONDS]", "answers HTTP 429 with Retry-After: SECONDS (default 1), once: the retry of the same request gets the hello answer"},
 	{"MOCK:fail", "streams response.failed (server_error)"},
@@ -43,6 +44,13 @@ const bulkLine = "bulk output of a long session, ten tok."
 func BulkCommand(n int) string {
 	return fmt.Sprintf("yes '%s' | head -n %d", bulkLine, max(n/10, 1))
 }
+
+// ProposedPlanMessage is MOCK:proposeplan's answer: text, a plan block
+// (ProposedPlanText inside the tags), and text after it.
+const ProposedPlanMessage = "Here is what I would do.\n<proposed_plan>\n" + ProposedPlanText + "</proposed_plan>\nSay the word and I start."
+
+// ProposedPlanText is the plan inside ProposedPlanMessage's block.
+const ProposedPlanText = "# Rename the flag\n\n1. Change the definition.\n2. Update the two callers.\n"
 
 // HelloText is the plain answer (Codex's own mock said the same).
 const HelloText = "Hello from the mock model."
@@ -100,6 +108,8 @@ func markerResponse(r *request, name, value, arg string) (Response, bool) {
 	switch name {
 	case "hello":
 		return textResponse(HelloText, 3), true
+	case "proposeplan":
+		return textResponse(ProposedPlanMessage, 17), true
 	case "slow":
 		words := strings.Fields("This answer is streamed slowly, one piece at a time, so that you can interrupt or steer it.")
 		resp := textResponse(strings.Join(words, " "), 10)
