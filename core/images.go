@@ -63,6 +63,9 @@ func (tr *turn) imagePrep() imagePrep {
 	}
 }
 
+// errNotAFile: an image path names a directory.
+var errNotAFile = errors.New("is a directory")
+
 // readImageFile reads path on the exec-server's machine, refusing a
 // directory or a file past imageinput.MaxInputBytes before reading it.
 func readImageFile(ctx context.Context, c *Core, path string) ([]byte, error) {
@@ -75,7 +78,7 @@ func readImageFile(ctx context.Context, c *Core, path string) ([]byte, error) {
 		return nil, err
 	}
 	if st.IsDirectory {
-		return nil, errors.New("is a directory")
+		return nil, errNotAFile
 	}
 	if st.Size > imageinput.MaxInputBytes {
 		return nil, fmt.Errorf("the file has %d bytes, more than the %d an image may have", st.Size, imageinput.MaxInputBytes)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -19,6 +20,7 @@ const (
 	viewImageBadImage  = "unable to process image: invalid or unsupported image data"
 	viewImageTooLarge  = "unable to process image: it is larger than the supported limit"
 	viewImageArgsError = "failed to parse function arguments: %v"
+	viewImageNotAFile  = "image path `%s` is not a file"
 )
 
 func (tr *turn) viewImage(call prompt.Item) prompt.Item {
@@ -32,6 +34,9 @@ func (tr *turn) viewImage(call prompt.Item) prompt.Item {
 	}
 	prep := tr.imagePrep()
 	data, err := prep.read(path)
+	if errors.Is(err, errNotAFile) {
+		return toolOutput(call, fmt.Sprintf(viewImageNotAFile, path))
+	}
 	if err != nil {
 		return toolOutput(call, fmt.Sprintf(viewImageNotFound, path, readErrorText(err)))
 	}

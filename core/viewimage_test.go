@@ -22,6 +22,7 @@ func TestViewImage(t *testing.T) {
 		callResponse("c2", "view_image", map[string]any{"path": "nope.png"}),
 		callResponse("c3", "view_image", map[string]any{"path": "notes.txt"}),
 		callResponse("c4", "view_image", map[string]any{}),
+		callResponse("c5", "view_image", map[string]any{"path": "."}),
 		textResponse("msg_1", "seen"),
 	)
 	h := newHarness(t, m, nil)
@@ -34,7 +35,7 @@ func TestViewImage(t *testing.T) {
 
 	first := m.request(t)
 	var last *prompt.Request
-	for range 4 {
+	for range 5 {
 		last = m.request(t)
 	}
 	var offered bool
@@ -65,7 +66,8 @@ func TestViewImage(t *testing.T) {
 	texts := map[string]string{
 		"c2": "unable to locate image at `" + filepath.Join(h.dir, "nope.png") + "`: No such file or directory (os error 2)",
 		"c3": viewImageBadImage,
-		"c4": "failed to parse function arguments: missing field `path`",
+		"c4": "failed to parse function arguments: missing field `path` at line 1 column 2",
+		"c5": "image path `" + h.dir + "` is not a file",
 	}
 	for id, want := range texts {
 		if o := outs[id]; o.Output == nil || *o.Output != want {

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -180,17 +181,31 @@ func ParseUserInputArgs(raw string) (UserInputArgs, error) {
 
 // ViewImageArgs are view_image's arguments.
 type ViewImageArgs struct {
-	Path string `json:"path"`
+	Path string
 }
 
 // ParseViewImageArgs reads view_image's arguments.
 func ParseViewImageArgs(raw string) (ViewImageArgs, error) {
-	var a ViewImageArgs
-	if err := json.Unmarshal([]byte(raw), &a); err != nil {
-		return a, err
+	var w struct {
+		Path *string `json:"path"`
 	}
-	if a.Path == "" {
-		return a, fmt.Errorf("missing field `path`")
+	if err := json.Unmarshal([]byte(raw), &w); err != nil {
+		return ViewImageArgs{}, err
 	}
-	return a, nil
+	if w.Path == nil {
+		return ViewImageArgs{}, fmt.Errorf("missing field `path` at %s", serdeEnd(raw))
+	}
+	return ViewImageArgs{Path: *w.Path}, nil
+}
+
+// serdeEnd is where serde_json reports a missing field: just past the
+// object's closing brace, as "line L column C".
+func serdeEnd(raw string) string {
+	end := strings.LastIndexByte(raw, '}') + 1
+	if end == 0 {
+		end = len(raw)
+	}
+	line := 1 + strings.Count(raw[:end], "\n")
+	col := end - (strings.LastIndexByte(raw[:end], '\n') + 1)
+	return fmt.Sprintf("line %d column %d", line, col)
 }
