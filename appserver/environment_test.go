@@ -1,6 +1,7 @@
 package appserver
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -8,6 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/environment"
@@ -344,4 +348,49 @@ func TestEnvironmentConnectionNotifications(t *testing.T) {
 	if st, _ := envStatus(t, c, "r1"); st != "ready" {
 		t.Fatalf("after the resume: %s", st)
 	}
+}
+
+// FuzzEnvironmentsOverride feeds arbitrary environments members to the
+// parsing of thread/start and turn/start: it refuses with a -32600 or
+// yields environments that are known, distinct and absolute, whose
+// projection reports each.
+func FuzzEnvironmentsOverride(f *testing.F) {
+	reg := environment.New(environment.Options{})
+	defer reg.Close()
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: "ws://127.0.0.1:1"}); err != nil {
+		f.Fatal(err)
+	}
+	srv, err := New(Config{Core: agenttest.New(agenttest.Options{}), Environments: reg})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer srv.Close()
+	for _, seed := range []string{`null`, `[]`, `{}`, `[{"environmentId":"r1","cwd":"/w"}]`,
+		`[{"environmentId":"r1","cwd":"/w","runtimeWorkspaceRoots":["/a","/b"]}]`, `[{"environmentId":"r1","cwd":"C:\\w"}]`,
+		`[{"environmentId":"x","cwd":"/w"}]`, `[{"environmentId":"r1","cwd":"rel"}]`, `[{"environmentId":"r1"}]`, `[1]`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		envs, err := srv.environmentsOverride(jsontext.Value(raw))
+		if err != nil {
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidRequest {
+				t.Fatalf("error %v is not -32600", err)
+			}
+			return
+		}
+		if envs == nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, e := range *envs {
+			if e.ID != "r1" || seen[e.ID] || e.Cwd == "" {
+				t.Fatalf("accepted %+v", *envs)
+			}
+			seen[e.ID] = true
+		}
+		if got := environments(agent.Settings{Environments: *envs}); len(got) != len(*envs) {
+			t.Fatalf("projected %d of %d", len(got), len(*envs))
+		}
+	})
 }
