@@ -109,10 +109,29 @@ func (tr *turn) mcpToolCall(callID, namespace, name, args string) (out string, p
 	}
 	item.Duration = time.Since(start)
 	tr.emit(agent.ItemCompleted{Item: item, StartedAt: start})
-	return mcpOutput(item.Duration, res, out)
+	out, parts = mcpOutput(item.Duration, res, out)
+	if !slices.Contains(tr.t.core.modelInfo(tr.settings.Model).InputModalities, "image") {
+		parts = withoutImages(parts)
+	}
+	return out, parts
 }
 
 func cloneMCP(i *agent.MCPToolCall) *agent.MCPToolCall { c := *i; return &c }
+
+// noImageInput stands for an image for a model that takes none (Codex's
+// words).
+const noImageInput = "<image content omitted because you do not support image input>"
+
+// withoutImages replaces the images of parts with noImageInput, as Codex
+// does for a model without image input.
+func withoutImages(parts []prompt.Content) []prompt.Content {
+	for i, p := range parts {
+		if p.Type == "input_image" {
+			parts[i] = prompt.Content{Type: "input_text", Text: noImageInput}
+		}
+	}
+	return parts
+}
 
 // mcpOutput is what the model gets for a call, as Codex 0.169 sends it
 // (observed side by side): a "Wall time" header and "Output:", then the
@@ -138,7 +157,8 @@ func mcpOutput(d time.Duration, res *agent.MCPResult, msg string) (string, []pro
 		case "text":
 			parts = append(parts, prompt.Content{Type: "input_text", Text: c.Text})
 		case "image":
-			parts = append(parts, prompt.Content{Type: "input_image", ImageURL: "data:" + c.MimeType + ";base64," + c.Data})
+			// Codex sends an image at detail "high".
+			parts = append(parts, prompt.Content{Type: "input_image", ImageURL: "data:" + c.MimeType + ";base64," + c.Data, Detail: "high"})
 		default:
 			parts = append(parts, prompt.Content{Type: "input_text", Text: string(raw)})
 		}
