@@ -50,7 +50,7 @@ type turnResult struct {
 	turnID   string
 	status   string
 	err      json.RawMessage
-	commands int // commandExecution items completed with exit code 0
+	commands int // commandExecution items completed with exit code 0, and mcpToolCall items completed
 	failed   int // commandExecution items completed otherwise
 	at       time.Time
 }
@@ -288,13 +288,16 @@ func (c *client) itemCompleted(params json.RawMessage) {
 			ExitCode *int   `json:"exitCode"`
 		} `json:"item"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.Item.Type != "commandExecution" {
+	if json.Unmarshal(params, &p) != nil || p.Item.Type != "commandExecution" && p.Item.Type != "mcpToolCall" {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w := c.turns[p.ThreadID]; w != nil {
-		if p.Item.Status == "completed" && p.Item.ExitCode != nil && *p.Item.ExitCode == 0 {
+		// An MCP call (-mcp-turn) counts as a command that succeeded when
+		// it completed.
+		mcpOK := p.Item.Type == "mcpToolCall" && p.Item.Status == "completed"
+		if mcpOK || p.Item.Status == "completed" && p.Item.ExitCode != nil && *p.Item.ExitCode == 0 {
 			w.commands++
 		} else {
 			w.failed++

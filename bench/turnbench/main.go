@@ -68,7 +68,7 @@ func main() {
 	flag.IntVar(&o.turns, "turns", 100, "measured turns per server, on one thread")
 	flag.IntVar(&o.block, "block", 10, "turns in a row on one server before switching to the other")
 	flag.IntVar(&o.threads, "threads", 20, "threads running one turn each at once, in the concurrent test")
-	flag.IntVar(&o.reps, "reps", 5, "repetitions of the concurrent test (the median is reported)")
+	flag.IntVar(&o.reps, "reps", 5, "repetitions of the concurrent test (the median is reported; 0 skips it)")
 	flag.StringVar(&o.sandbox, "sandbox", "workspace-write", "sandbox_mode of both servers: workspace-write, read-only or danger-full-access")
 	flag.StringVar(&o.only, "only", "", "run only this server: codex or codexd")
 	flag.StringVar(&o.codexdProfile, "codexd-cpuprofile", "", "serve codexd from this binary (same packages, this tree) and write its CPU profile here")
@@ -78,6 +78,10 @@ func main() {
 	flag.BoolVar(&o.userHome, "user-home", false, "give the servers this user's HOME (its dotfiles run in every login shell) instead of an empty one")
 	flag.BoolVar(&o.keepScratch, "keep", false, "keep the scratch directories (CODEX_HOME, rollouts) for inspection")
 	flag.BoolVar(&serverLog, "server-log", false, "copy the servers' stderr to this one's")
+	flag.StringVar(&mcpBin, "mcp", "", "path of the MCP test server (go build ./mcp/internal/testserver): both servers get -mcp-servers copies of it")
+	flag.IntVar(&mcpServers, "mcp-servers", 1, "with -mcp: how many MCP servers to configure")
+	flag.DurationVar(&mcpSlow, "mcp-slow", 0, "with -mcp: the last MCP server waits this long before it serves (a slow start)")
+	flag.BoolVar(&mcpTurn, "mcp-turn", false, "with -mcp: a turn is one call of bench0's echo tool and an answer, instead of three commands")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fatalf("unexpected argument %q", flag.Arg(0))
@@ -87,8 +91,11 @@ func main() {
 	default:
 		fatalf("-sandbox %q: want workspace-write, read-only or danger-full-access", o.sandbox)
 	}
-	if o.turns < 1 || o.block < 1 || o.threads < 1 || o.reps < 1 || o.warmup < 0 {
-		fatalf("-turns, -block, -threads and -reps must be positive")
+	if o.turns < 1 || o.block < 1 || o.threads < 1 || o.reps < 0 || o.warmup < 0 {
+		fatalf("-turns, -block and -threads must be positive, -reps not negative (0 skips the concurrent test)")
+	}
+	if mcpTurn && mcpBin == "" {
+		fatalf("-mcp-turn needs -mcp")
 	}
 	if err := ns.Isolate(netnsEnv, *netns); err != nil {
 		fatalf("%v", err)
@@ -388,8 +395,12 @@ func (r turnResult) check() error {
 	if r.status != "completed" {
 		return fmt.Errorf("turn %s ended %q: %s", r.turnID, r.status, r.err)
 	}
-	if r.commands != len(commands) || r.failed != 0 {
-		return fmt.Errorf("turn %s: %d commands succeeded and %d failed; want %d and 0", r.turnID, r.commands, r.failed, len(commands))
+	want := len(commands)
+	if mcpTurn {
+		want = 1
+	}
+	if r.commands != want || r.failed != 0 {
+		return fmt.Errorf("turn %s: %d commands succeeded and %d failed; want %d and 0", r.turnID, r.commands, r.failed, want)
 	}
 	return nil
 }

@@ -21,6 +21,23 @@ const answer = "Done: three commands ran."
 // last one it answers. It never waits.
 func turnScript() *mockmodel.Script {
 	var s mockmodel.Script
+	if mcpTurn {
+		// -mcp-turn: one call of the first MCP server's echo tool, in its
+		// namespace as the model names it, then the answer.
+		step := 0
+		s.Rules = append(s.Rules, mockmodel.Rule{
+			Name: "mcp call",
+			When: mockmodel.Match{Step: &step},
+			Respond: mockmodel.Response{Output: []mockmodel.Output{{
+				Type: "function_call", Namespace: "mcp__bench0", Name: "echo", Arguments: json.RawMessage(`{"text":"one"}`),
+			}}},
+		})
+		s.Rules = append(s.Rules, mockmodel.Rule{
+			Name:    "answer",
+			Respond: mockmodel.Response{Output: []mockmodel.Output{{Type: "message", Text: answer, Deltas: 3}}},
+		})
+		return &s
+	}
 	for i, cmd := range commands {
 		step := i
 		args, _ := json.Marshal(map[string]any{"cmd": cmd, "yield_time_ms": 10000})

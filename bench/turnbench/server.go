@@ -33,6 +33,31 @@ type server struct {
 	log    cappedBuffer
 }
 
+// MCP servers of the run (-mcp, -mcp-servers, -mcp-slow, -mcp-turn).
+var (
+	mcpBin     string
+	mcpServers int
+	mcpSlow    time.Duration
+	mcpTurn    bool
+)
+
+// mcpTables are the [mcp_servers] both servers get: mcpServers copies of
+// the test server, bench0 … benchN-1, the last one slow to start when
+// mcpSlow is set.
+func mcpTables() string {
+	if mcpBin == "" {
+		return ""
+	}
+	var b strings.Builder
+	for i := 0; i < mcpServers; i++ {
+		fmt.Fprintf(&b, "\n[mcp_servers.bench%d]\ncommand = %q\n", i, mcpBin)
+		if i == mcpServers-1 && mcpSlow > 0 {
+			fmt.Fprintf(&b, "args = [\"-delay\", %q]\nstartup_timeout_sec = 60\n", mcpSlow.String())
+		}
+	}
+	return b.String()
+}
+
 // configTOML is the config.toml both servers get: Codex's keys, which
 // codexd reads too ("Setup that worked" in app-server-observed.md), with
 // the mock as the model provider and everything that would reach the
@@ -86,7 +111,7 @@ func startServer(name string, argv []string, base, mockURL, sandbox string, user
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "codex-home", "config.toml"), []byte(configTOML(mockURL, sandbox)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "codex-home", "config.toml"), []byte(configTOML(mockURL, sandbox)+mcpTables()), 0o644); err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
