@@ -225,3 +225,16 @@ func TestMCPApprovalOutcomes(t *testing.T) {
 		}
 	})
 }
+
+// An image block reaches the model as Codex sends it, at detail "high";
+// a model without image input gets Codex's note instead.
+func TestMCPOutputImage(t *testing.T) {
+	res := &agent.MCPResult{Content: []json.RawMessage{json.RawMessage(`{"type":"image","data":"iVBO","mimeType":"image/png"}`)}}
+	_, parts := mcpOutput(0, res, "")
+	if len(parts) != 2 || parts[1] != (prompt.Content{Type: "input_image", ImageURL: "data:image/png;base64,iVBO", Detail: "high"}) {
+		t.Fatalf("parts: %+v", parts)
+	}
+	if p := withoutImages(parts); p[1] != (prompt.Content{Type: "input_text", Text: noImageInput}) || p[0].Type != "input_text" {
+		t.Fatalf("without image input: %+v", p)
+	}
+}
