@@ -104,6 +104,9 @@ func (s *Server) turnSteer(ctx context.Context, c *call, p appproto.TurnSteerPar
 	if n := inputChars(p.Input); n > appproto.MaxInputChars {
 		return appproto.TurnSteerResponse{}, inputTooLarge(n)
 	}
+	if err := remoteImage(p.Input); err != nil {
+		return appproto.TurnSteerResponse{}, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	turnID, err := t.th.Submit(ctx, agent.Steer{ExpectedTurnID: p.ExpectedTurnID, Input: agentInputs(p.Input), ClientID: deref(p.ClientUserMessageID)})

@@ -120,6 +120,9 @@ func TestTurnSteerErrors(t *testing.T) {
 		string(err.Data) != `{"input_error_code":"input_too_large","max_chars":1048576,"actual_chars":1048577}` {
 		t.Fatalf("too large: %+v %s", err, err.Data)
 	}
+	if err := steer(turn, []any{map[string]any{"type": "image", "url": "https://example.com/a.png"}}); err.Code != -32600 || err.Message != "remote image URLs are not supported; use an inline data URL instead" {
+		t.Fatalf("a remote image URL: %+v", err)
+	}
 	// A correct steer returns the active turn's id and the input becomes
 	// a user message of that turn, with the client's id.
 	ok := c.call(appproto.MethodTurnSteer, map[string]any{"threadId": thread, "expectedTurnId": turn, "input": text("more"), "clientUserMessageId": "c1"})

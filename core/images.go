@@ -39,7 +39,7 @@ const (
 	detailHigh           = "high"
 	detailOriginal       = "original"
 	imageDetailLow       = "low"
-	imageReadPathUnknown = "the path is empty"
+	imageReadPathUnknown = "No such file or directory (os error 2)" // an empty path, as Codex reads it
 )
 
 // imagePrep is what converting a message's images needs: whether the
@@ -63,8 +63,9 @@ func (tr *turn) imagePrep() imagePrep {
 	}
 }
 
-// errNotAFile: an image path names a directory.
-var errNotAFile = errors.New("is a directory")
+// errNotAFile: an image path names a directory (in the words of the
+// exec-server's errors, which are Codex's).
+var errNotAFile = errors.New("Is a directory (os error 21)")
 
 // readImageFile reads path on the exec-server's machine, refusing a
 // directory or a file past imageinput.MaxInputBytes before reading it.

@@ -77,6 +77,7 @@ func TestLocalImagesReachTheModel(t *testing.T) {
 		{Type: "localImage", Path: filepath.Join(h.dir, "dot.gif")},
 		{Type: "localImage", Path: filepath.Join(h.dir, "notes.png")},
 		{Type: "localImage", Path: filepath.Join(h.dir, "missing.png")},
+		{Type: "localImage", Path: h.dir},
 		{Type: "image", URL: "file:///x.png"},
 	}})
 	until(t, th, isTurnCompleted)
@@ -103,6 +104,7 @@ func TestLocalImagesReachTheModel(t *testing.T) {
 		"input_text " + imageUnusableText,
 		"input_text </image>",
 		"input_text codexd could not read the local image at `" + d + "/missing.png`: No such file or directory (os error 2)",
+		"input_text codexd could not read the local image at `" + d + "`: Is a directory (os error 21)",
 		"input_image file:///x.png high",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -175,7 +177,7 @@ func TestImageURLParts(t *testing.T) {
 		}
 	}
 	empty := imagePrep{read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
-	if got := partShape(t, empty.localImageParts(agent.Input{Path: ""}, 1)[0]); got != "input_text codexd could not read the local image at ``: "+imageReadPathUnknown {
+	if got := partShape(t, empty.localImageParts(agent.Input{Path: ""}, 1)[0]); got != "input_text codexd could not read the local image at ``: No such file or directory (os error 2)" {
 		t.Errorf("an empty path: %s", got)
 	}
 }
