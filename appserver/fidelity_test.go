@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -218,6 +219,9 @@ func TestThreadListCursorIsAPosition(t *testing.T) {
 func TestTextLimitIsCodexs(t *testing.T) {
 	e := newEnv(t, agenttest.Options{}, Config{})
 	c := e.dial("big")
+	// The 2 MB request takes seconds to decode under -race, and more than
+	// wait beside a CPU burner (go test -race -count=5 failed so).
+	c.patience = time.Minute
 	c.initialize(nil)
 	thread := c.startThread(nil)
 	c.startTurn(thread, strings.Repeat("é", 100_001))

@@ -164,6 +164,10 @@ type jclient struct {
 	// unchecked skips the schema check of notifications (see the WebSocket
 	// test: they are the very bytes another client checked).
 	unchecked bool
+	// patience, if set, replaces wait as the silence next tolerates (a
+	// test whose requests are megabytes long, which a -race build on a
+	// loaded machine takes many seconds to decode).
+	patience time.Duration
 }
 
 // readPause stops the reader before its next read, as a client that stops
@@ -308,7 +312,11 @@ func (c *jclient) request(method string, params any) string {
 // waiting for it.
 func (c *jclient) next(what string, match func(*wmsg) bool) *wmsg {
 	c.t.Helper()
-	deadline := time.NewTimer(wait)
+	patience := wait
+	if c.patience > 0 {
+		patience = c.patience
+	}
+	deadline := time.NewTimer(patience)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
@@ -324,7 +332,7 @@ func (c *jclient) next(what string, match func(*wmsg) bool) *wmsg {
 		case <-c.changed:
 			// Waiting is for liveness: as long as messages keep coming,
 			// a slow machine is not a failure.
-			deadline.Reset(wait)
+			deadline.Reset(patience)
 		case <-c.done:
 			c.t.Fatalf("%s: connection closed while waiting for %s", c.name, what)
 		case <-deadline.C:

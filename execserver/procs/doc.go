@@ -16,6 +16,10 @@
 // in the ring and the oldest is evicted, and a reader that falls behind
 // learns how many chunks it missed.
 //
+// With [EnableGuard], a guard process (the binary re-executed with
+// [GuardArg]) kills what the groups hold when this process dies, even by
+// SIGKILL (guard_linux.go).
+//
 // The package must never know about JSON-RPC, connections or sessions: it
 // imports no wire type and sends nothing anywhere. It must never leave a
 // process group it started alive after [Manager.Close], leave a zombie
