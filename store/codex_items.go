@@ -46,7 +46,14 @@ type turnItem struct {
 	Duration         *rustDuration   `json:"duration,omitzero"`
 	// FileChange (changes: path → change)
 	Changes map[string]fileChange `json:"changes,omitzero"`
-	// CommandExecution, FileChange
+	// McpToolCall (see codex_mcp.go)
+	Server       string         `json:"server,omitempty"`
+	Tool         string         `json:"tool,omitempty"`
+	Arguments    jsontext.Value `json:"arguments,omitzero"`
+	ReadOnlyHint *bool          `json:"readOnlyHint,omitzero"`
+	Result       *mcpResult     `json:"result,omitzero"`
+	Error        *mcpError      `json:"error,omitzero"`
+	// CommandExecution, FileChange, McpToolCall
 	Status string `json:"status,omitempty"`
 	// codexd's review markers
 	Review string `json:"review,omitempty"`
@@ -73,6 +80,7 @@ const (
 	tiCompaction       = "ContextCompaction"
 	tiEnteredReview    = "CodexdEnteredReviewMode"
 	tiExitedReview     = "CodexdExitedReviewMode"
+	tiMcpToolCall      = "McpToolCall"
 )
 
 type userInput struct {
@@ -195,6 +203,8 @@ func encodeTurnItem(it agent.Item) (jsontext.Value, error) {
 			}
 			d.Changes[u.Path] = c // one change a path, as Codex keeps them
 		}
+	case *agent.MCPToolCall:
+		d = encodeMCPToolCall(it)
 	case *agent.Plan:
 		d = &turnItem{Type: tiPlan, ID: it.ID, Text: it.Text}
 	case *agent.ContextCompaction:
@@ -261,6 +271,8 @@ func decodeTurnItem(v jsontext.Value) (agent.Item, error) {
 		return &agent.AgentMessage{ID: d.ID, Text: b.String(), Phase: d.Phase}, nil
 	case tiReasoning:
 		return &agent.Reasoning{ID: d.ID, Summary: nilIfEmpty(d.SummaryText), Content: nilIfEmpty(d.RawContent)}, nil
+	case tiMcpToolCall:
+		return decodeMCPToolCall(&d), nil
 	case tiCommandExecution:
 		it := &agent.CommandExecution{
 			ID: d.ID, Command: x.Command, Argv: d.Command, Cwd: filePath(d.Cwd), ProcessID: d.ProcessID,
