@@ -315,6 +315,8 @@ func wireItem(it agent.Item, v *itemView) appproto.ThreadItem {
 		return appproto.ThreadItem{ExitedReviewMode: &appproto.ReviewModeItem{Type: "exitedReviewMode", ID: x.ID, Review: x.Review, ItemTimes: times}}
 	case *agent.MCPToolCall:
 		return appproto.ThreadItem{Other: wireMCPToolCall(x, times)}
+	case *agent.WebSearch:
+		return appproto.ThreadItem{Other: wireWebSearch(x, times)}
 	case *agent.ImageView:
 		b, _ := json.Marshal(struct {
 			Type string `json:"type"`
@@ -485,5 +487,41 @@ func wireMCPToolCall(x *agent.MCPToolCall, times appproto.ItemTimes) []byte {
 		it.DurationMs = ptr(x.Duration.Milliseconds())
 	}
 	b, _ := json.Marshal(it)
+	return b
+}
+
+// wireWebSearch is a webSearch item as Codex 0.169 sends it: the action's
+// kind in camelCase, absent fields null, and no results (only a standalone
+// search has them).
+func wireWebSearch(x *agent.WebSearch, times appproto.ItemTimes) []byte {
+	action := map[string]any{"type": "other"}
+	if a := x.Action; a != nil {
+		opt := func(s string) any {
+			if s == "" {
+				return nil
+			}
+			return s
+		}
+		switch a.Type {
+		case "search":
+			var qs any
+			if a.Queries != nil {
+				qs = a.Queries
+			}
+			action = map[string]any{"type": "search", "query": opt(a.Query), "queries": qs}
+		case "open_page":
+			action = map[string]any{"type": "openPage", "url": opt(a.URL)}
+		case "find_in_page":
+			action = map[string]any{"type": "findInPage", "url": opt(a.URL), "pattern": opt(a.Pattern)}
+		}
+	}
+	b, _ := json.Marshal(struct {
+		Type    string         `json:"type"`
+		ID      string         `json:"id"`
+		Query   string         `json:"query"`
+		Action  map[string]any `json:"action"`
+		Results any            `json:"results"`
+		appproto.ItemTimes
+	}{"webSearch", x.ID, validUTF8(x.Query), action, nil, times})
 	return b
 }

@@ -126,7 +126,7 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 				continue
 			}
 			switch ev.Item.Type {
-			case prompt.TypeMessage, prompt.TypeReasoning:
+			case prompt.TypeMessage, prompt.TypeReasoning, prompt.TypeWebSearchCall:
 				if _, ok := started[ev.Item.ID]; !ok && len(started)+len(res.items) >= maxResponseItems {
 					return res, errTooManyItems()
 				}
@@ -142,6 +142,12 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 				tr.emit(agent.ItemStarted{Item: it})
 			case prompt.TypeReasoning:
 				it := &agent.Reasoning{ID: ev.Item.ID}
+				started[ev.Item.ID] = it
+				tr.emit(agent.ItemStarted{Item: it})
+			case prompt.TypeWebSearchCall:
+				// As Codex shows a search that has begun: no query yet,
+				// an action of type "other".
+				it := &agent.WebSearch{ID: ev.Item.ID, Action: &agent.WebSearchAction{Type: "other"}}
 				started[ev.Item.ID] = it
 				tr.emit(agent.ItemStarted{Item: it})
 			}
@@ -227,6 +233,16 @@ func (tr *turn) streamOnce(ctx context.Context, prov *providerClient, req *promp
 			case prompt.TypeFunctionCall, prompt.TypeCustomToolCall:
 				res.items = append(res.items, item)
 				res.calls = append(res.calls, item)
+			case prompt.TypeWebSearchCall:
+				if item.ID == "" {
+					item.ID = "ws_" + newUUIDv7()
+				}
+				if _, ok := started[item.ID]; !ok {
+					tr.emit(agent.ItemStarted{Item: &agent.WebSearch{ID: item.ID, Action: &agent.WebSearchAction{Type: "other"}}})
+				}
+				delete(started, item.ID)
+				tr.emit(agent.ItemCompleted{Item: webSearchItem(item.ID, item.Raw)})
+				res.items = append(res.items, item)
 			default:
 				res.items = append(res.items, item)
 			}

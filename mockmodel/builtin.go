@@ -22,6 +22,7 @@ var Markers = []struct{ Marker, Does string }{
 	{"MOCK:stdin", "starts `cat` on a tty with exec_command, writes a line with write_stdin, then quotes what came back"},
 	{"MOCK:patch", "asks for apply_patch {input: the message's text after the marker line}, then reports the result"},
 	{"MOCK:plan", "calls update_plan with a three-step plan, then answers"},
+	{"MOCK:websearch QUERY", "searches the web for QUERY with the provider's web_search tool (a web_search_call item), then answers"},
 	{"MOCK:proposeplan", "answers with a message holding a <proposed_plan> block between two lines of text, in deltas that split the tags (Plan mode)"},
 	{"MOCK:error[=STATUS]", "answers HTTP STATUS (default 500) with an API error body"},
 	{"MOCK:429[=SECONDS]", "answers HTTP 429 with Retry-After: SECONDS (default 1), once: the retry of the same request gets the hello answer"},
@@ -108,6 +109,14 @@ func markerResponse(r *request, name, value, arg string) (Response, bool) {
 	switch name {
 	case "hello":
 		return textResponse(HelloText, 3), true
+	case "websearch":
+		q := arg
+		if q == "" {
+			q = "codexd"
+		}
+		resp := textResponse("I searched the web for "+q+".", 3)
+		resp.Output = append([]Output{{Type: "web_search_call", Input: q}}, resp.Output...)
+		return resp, true
 	case "proposeplan":
 		return textResponse(ProposedPlanMessage, 17), true
 	case "slow":

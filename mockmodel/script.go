@@ -62,7 +62,8 @@ type ErrorBody struct {
 
 // Output is one output item of a streamed response.
 type Output struct {
-	// Type is message, function_call, custom_tool_call or reasoning.
+	// Type is message, function_call, custom_tool_call, reasoning or
+	// web_search_call (the provider's web search; Input is its query).
 	Type string `json:"type"`
 	// Text is a message's text, or a reasoning item's raw reasoning.
 	Text  string `json:"text,omitempty"`
@@ -139,7 +140,7 @@ func (r *Response) validate() error {
 	}
 	for i, o := range r.Output {
 		switch o.Type {
-		case "message", "reasoning", "custom_tool_call":
+		case "message", "reasoning", "custom_tool_call", "web_search_call":
 		case "function_call":
 			if o.Name == "" {
 				return fmt.Errorf("output %d: a function_call needs a name", i+1)
@@ -156,7 +157,7 @@ func (r *Response) validate() error {
 				}
 			}
 		default:
-			return fmt.Errorf("output %d: unknown type %q (message, function_call, custom_tool_call, reasoning)", i+1, o.Type)
+			return fmt.Errorf("output %d: unknown type %q (message, function_call, custom_tool_call, reasoning, web_search_call)", i+1, o.Type)
 		}
 		if o.Deltas < 0 {
 			return fmt.Errorf("output %d: deltas must not be negative", i+1)

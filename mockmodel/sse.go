@@ -195,6 +195,19 @@ func (b *builder) item(i int, o Output, deltas int) obj {
 		b.add("response.output_item.done", false, kv{"output_index", i}, kv{"item", done})
 		return done
 
+	case "web_search_call":
+		// The provider's own web search: the item and its progress events,
+		// then the search done with its action (Input is the query).
+		id := b.ids.next("ws_mock_")
+		query := b.tmpl.Replace(o.Input)
+		b.add("response.output_item.added", false, kv{"output_index", i}, kv{"item", obj{{"id", id}, {"type", "web_search_call"}, {"status", "in_progress"}}})
+		for _, ev := range []string{"in_progress", "searching", "completed"} {
+			b.add("response.web_search_call."+ev, false, kv{"item_id", id}, kv{"output_index", i})
+		}
+		done := obj{{"id", id}, {"type", "web_search_call"}, {"status", "completed"}, {"action", obj{{"type", "search"}, {"query", query}}}}
+		b.add("response.output_item.done", false, kv{"output_index", i}, kv{"item", done})
+		return done
+
 	case "reasoning":
 		id := b.ids.next("rs_mock_")
 		b.add("response.output_item.added", false, kv{"output_index", i}, kv{"item", obj{{"id", id}, {"type", "reasoning"}, {"summary", []any{}}}})

@@ -32,6 +32,9 @@ type turnItem struct {
 	Phase    string         `json:"phase,omitempty"`
 	// Plan
 	Text string `json:"text,omitempty"`
+	// WebSearch
+	Query  *string          `json:"query,omitzero"`
+	Action *webSearchAction `json:"action,omitzero"`
 	// Reasoning
 	SummaryText []string `json:"summary_text,omitzero"`
 	RawContent  []string `json:"raw_content,omitzero"`
@@ -77,6 +80,7 @@ const (
 	tiCommandExecution = "CommandExecution"
 	tiFileChange       = "FileChange"
 	tiPlan             = "Plan"
+	tiWebSearch        = "WebSearch"
 	tiCompaction       = "ContextCompaction"
 	tiEnteredReview    = "CodexdEnteredReviewMode"
 	tiExitedReview     = "CodexdExitedReviewMode"
@@ -207,6 +211,12 @@ func encodeTurnItem(it agent.Item) (jsontext.Value, error) {
 		d = encodeMCPToolCall(it)
 	case *agent.Plan:
 		d = &turnItem{Type: tiPlan, ID: it.ID, Text: it.Text}
+	case *agent.WebSearch:
+		q := it.Query
+		d = &turnItem{Type: tiWebSearch, ID: it.ID, Query: &q}
+		if a := it.Action; a != nil {
+			d.Action = &webSearchAction{Type: a.Type, Query: optStr(a.Query), Queries: a.Queries, URL: optStr(a.URL), Pattern: optStr(a.Pattern)}
+		}
 	case *agent.ContextCompaction:
 		d = &turnItem{Type: tiCompaction, ID: it.ID}
 	case *agent.EnteredReviewMode:
@@ -330,6 +340,15 @@ func decodeTurnItem(v jsontext.Value) (agent.Item, error) {
 		return it, nil
 	case tiPlan:
 		return &agent.Plan{ID: d.ID, Text: d.Text}, nil
+	case tiWebSearch:
+		it := &agent.WebSearch{ID: d.ID}
+		if d.Query != nil {
+			it.Query = *d.Query
+		}
+		if a := d.Action; a != nil {
+			it.Action = &agent.WebSearchAction{Type: a.Type, Query: deref(a.Query), Queries: a.Queries, URL: deref(a.URL), Pattern: deref(a.Pattern)}
+		}
+		return it, nil
 	case tiCompaction:
 		return &agent.ContextCompaction{ID: d.ID}, nil
 	case tiEnteredReview:
@@ -412,4 +431,29 @@ func nilIfEmpty(s []string) []string {
 		return nil
 	}
 	return s
+}
+
+// webSearchAction is a WebSearch item's action as Codex's rollout holds
+// it: {"type":"search","query":…}, "open_page", "find_in_page", "other";
+// fields it lacks are left out.
+type webSearchAction struct {
+	Type    string   `json:"type"`
+	Query   *string  `json:"query,omitzero"`
+	Queries []string `json:"queries,omitzero"`
+	URL     *string  `json:"url,omitzero"`
+	Pattern *string  `json:"pattern,omitzero"`
+}
+
+func optStr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

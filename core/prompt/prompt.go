@@ -120,6 +120,9 @@ const (
 	TypeFunctionCallOutput   = "function_call_output"
 	TypeCustomToolCall       = "custom_tool_call"
 	TypeCustomToolCallOutput = "custom_tool_call_output"
+	// TypeWebSearchCall is a search the provider's web_search tool made;
+	// it is kept whole (Raw) and shown as a webSearch item.
+	TypeWebSearchCall = "web_search_call"
 	// TypeAdditionalTools is the developer item that carries a code-mode
 	// model's tools.
 	TypeAdditionalTools = "additional_tools"
