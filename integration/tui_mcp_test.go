@@ -4,7 +4,6 @@ package integration
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,7 +27,7 @@ func TestCodexTUIMCP(t *testing.T) {
 	tmuxBin(t)
 	if !inNetns() {
 		t.Setenv("CODEXD_TUI_TEST_BIN", buildCodexd(t))
-		t.Setenv("CODEXD_TUI_TEST_MCP", buildTestMCPServer(t))
+		t.Setenv("CODEXD_TUI_TEST_MCP", buildMCPTestServer(t))
 		runInNetns(t, "TestCodexTUIMCP", 4*time.Minute)
 		return
 	}
@@ -190,16 +189,4 @@ screen_reader_detection_done = true
 	case <-time.After(30 * time.Second):
 		t.Fatal("codexd app-server did not stop within 30s of SIGTERM")
 	}
-}
-
-// buildTestMCPServer builds mcp/internal/testserver for the test.
-func buildTestMCPServer(t *testing.T) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "testserver")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if b, err := exec.CommandContext(ctx, goTool(), "build", "-o", out, "../mcp/internal/testserver").CombinedOutput(); err != nil {
-		t.Fatalf("go build testserver: %v\n%s", err, b)
-	}
-	return out
 }
