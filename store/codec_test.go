@@ -65,7 +65,9 @@ func allItems() []agent.Item {
 	cc.ID, er.ID, xr.ID = "i-cc", "i-er", "i-xr"
 	// Codex keeps a patch's changes by path: one change per path.
 	fc.Changes[1].Path = "other/" + fc.Changes[1].Path
-	return []agent.Item{&um, &am, &r, &ce, &fc, &p, &cc, &er, &xr}
+	// An image view's path is absolute (Codex writes a file: URI).
+	iv := &agent.ImageView{ID: "i-iv", Path: "/work/a b.png"}
+	return []agent.Item{&um, &am, &r, &ce, &fc, &p, &cc, &er, &xr, iv}
 }
 
 func roundTrip(t *testing.T, rec Record) entry {
@@ -98,7 +100,7 @@ func roundTrip(t *testing.T, rec Record) entry {
 func TestCodecRoundTripEveryItemType(t *testing.T) {
 	items := allItems()
 	// The set of item types is closed; a new one must get a codec here.
-	if len(items) != 9 {
+	if len(items) != 10 {
 		t.Fatalf("%d item types", len(items))
 	}
 	for _, it := range items {

@@ -60,6 +60,8 @@ type turnItem struct {
 	Status string `json:"status,omitempty"`
 	// codexd's review markers
 	Review string `json:"review,omitempty"`
+	// ImageView (a file: URI)
+	Path string `json:"path,omitempty"`
 
 	Codexd *itemExt `json:"codexd,omitzero"`
 }
@@ -85,6 +87,7 @@ const (
 	tiEnteredReview    = "CodexdEnteredReviewMode"
 	tiExitedReview     = "CodexdExitedReviewMode"
 	tiMcpToolCall      = "McpToolCall"
+	tiImageView        = "ImageView"
 )
 
 type userInput struct {
@@ -223,6 +226,8 @@ func encodeTurnItem(it agent.Item) (jsontext.Value, error) {
 		d = &turnItem{Type: tiEnteredReview, ID: it.ID, Review: it.Review}
 	case *agent.ExitedReviewMode:
 		d = &turnItem{Type: tiExitedReview, ID: it.ID, Review: it.Review}
+	case *agent.ImageView:
+		d = &turnItem{Type: tiImageView, ID: it.ID, Path: fileURI(it.Path)}
 	case nil:
 		return nil, fmt.Errorf("%w: nil item", ErrInvalidRecord)
 	default:
@@ -355,6 +360,8 @@ func decodeTurnItem(v jsontext.Value) (agent.Item, error) {
 		return &agent.EnteredReviewMode{ID: d.ID, Review: d.Review}, nil
 	case tiExitedReview:
 		return &agent.ExitedReviewMode{ID: d.ID, Review: d.Review}, nil
+	case tiImageView:
+		return &agent.ImageView{ID: d.ID, Path: filePath(d.Path)}, nil
 	case "":
 		return nil, fmt.Errorf("item without a type")
 	}
