@@ -236,6 +236,7 @@ func (s *Server) registerAll() {
 	registerMCP(s)
 	registerThreadDelete(s)
 	registerFeatures(s)
+	registerThreadRevert(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

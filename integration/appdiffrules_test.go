@@ -151,6 +151,47 @@ var appRules = []appRule{
 			}
 		}
 	})},
+	// thread/revert: codexd cuts the thread's rollout in place and
+	// reloads the thread (its connections see it notLoaded on the way),
+	// where Codex writes a new rollout generation and reports the status
+	// changes of its own rebuild; codexd gives no backwards cursors.
+	{id: "revert-reload", fix: func(_ *appSession, it *appItem) {
+		if isNotes(it) {
+			for _, side := range []*any{&it.codex, &it.codexd} {
+				l, _ := (*side).([]any)
+				for i, n := range l {
+					if m, _ := n.(map[string]any); m["method"] != "thread/reverted" {
+						continue
+					}
+					j := i
+					for j > 0 {
+						if m, _ := l[j-1].(map[string]any); m["method"] != "thread/status/changed" {
+							break
+						}
+						j--
+					}
+					*side = append(append([]any{}, l[:j]...), l[i:]...)
+					break
+				}
+			}
+			return
+		}
+		eachAnswerPair(func(it *appItem, a, b map[string]any) {
+			if it.method != "thread/revert" {
+				return
+			}
+			for _, x := range []map[string]any{a, b} {
+				r, _ := x["result"].(map[string]any)
+				if r == nil {
+					continue
+				}
+				r["turnsBackwardsCursor"], r["itemsBackwardsCursor"] = "<cursor>", "<cursor>"
+				if th, ok := r["thread"].(map[string]any); ok {
+					th["path"] = "<path>"
+				}
+			}
+		})(nil, it)
+	}},
 	{id: "no-system-skills", fix: func(_ *appSession, it *appItem) {
 		if it.method == "skills/list" {
 			walkMaps(it.codex, func(m map[string]any) {

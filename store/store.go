@@ -36,6 +36,9 @@ type Store interface {
 	// Delete removes a thread's rollout (live or archived) and its index
 	// rows; a thread with an open Writer is refused (ErrThreadBusy).
 	Delete(ctx context.Context, id string) error
+	// Revert keeps only the part of a thread's rollout before a turn
+	// (ErrTurnNotFound when it has no such turn); no Writer may be open.
+	Revert(ctx context.Context, id, beforeTurnID string) error
 	// SetName names a thread, through its open Writer if it has one.
 	SetName(ctx context.Context, id, name string) error
 	// Fork copies a thread's records into a new thread described by meta
