@@ -162,3 +162,24 @@ enabled = false
 		t.Errorf("reload with params: %d %s", err.Code, err.Message)
 	}
 }
+
+// A forked thread has MCP servers of its own, and its subscriber hears
+// their startup after the fork's thread/started, as for thread/start.
+func TestMCPStartupStatusOfAFork(t *testing.T) {
+	e := newMCPEnv(t, fmt.Sprintf("[mcp_servers.tests]\ncommand = %q\n", buildMCPTestServer(t)))
+	c := e.dial("A")
+	c.initialize(nil)
+	thread := c.startThread(nil)
+	c.startTurn(thread, "MOCK:hello")
+	c.next("turn/completed", func(m *wmsg) bool { return m.Method == "turn/completed" })
+	fork := c.call("thread/fork", map[string]any{"threadId": thread}).str(t, "/thread/id")
+	if fork == thread {
+		t.Fatal("the fork has the thread's id")
+	}
+	for _, state := range []string{"starting", "ready"} {
+		c.next("the fork's "+state, func(m *wmsg) bool {
+			return m.Method == "mcpServer/startupStatus/updated" && strings.Contains(string(m.Params), fork) &&
+				strings.Contains(string(m.Params), `"status":"`+state+`"`)
+		})
+	}
+}

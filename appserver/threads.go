@@ -190,6 +190,7 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 	resp := appproto.ThreadResumeResponse{ThreadStartResponse: t.startResponseLocked(!p.ExcludeTurns), CollaborationMode: &cm}
 	out.flush() // status first, as Codex does
 	c.respond(resp, nil)
+	s.mcp.startedLocked(t) // a thread loaded now: its MCP servers' startup so far
 	if u := t.st.usage; u != nil {
 		turnID := t.st.lastTerminalTurnID
 		if turnID == "" && len(t.st.history) > 0 {
@@ -254,6 +255,7 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 	for _, sess := range s.initializedSessions() {
 		sess.send(started)
 	}
+	s.mcp.startedLocked(t) // the fork's MCP servers' startup so far
 	t.mu.Unlock()
 	return resp, errDeferred
 }
