@@ -211,7 +211,13 @@ func groupNotes(o *appObservation, m *appMasker) map[string][]any {
 				lp, _ := last["params"].(map[string]any)
 				np, _ := entry["params"].(map[string]any)
 				if last["method"] == method && lp != nil && np != nil && sameItem(lp, np) {
-					lp[field] = joinDelta(field, lp[field], np[field])
+					joined := joinDelta(field, lp[field], np[field])
+					if s, ok := joined.(string); ok {
+						// A bound value split across deltas shows whole
+						// only once they are joined.
+						joined = m.str(s)
+					}
+					lp[field] = joined
 					continue
 				}
 			}
