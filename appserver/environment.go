@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -178,10 +179,48 @@ func startSandbox(st agent.Settings) appproto.SandboxPolicy {
 	return sb
 }
 
+// envEvents hands the registry's connection events to one short-lived
+// drainer at a time: the registry's callback must not block (it runs on
+// the exec-server client's own goroutine, and a client that reads slowly
+// may hold a notification back), and the events keep their order.
+type envEvents struct {
+	mu      sync.Mutex
+	queue   []environment.Event
+	running bool
+	wg      sync.WaitGroup
+}
+
+// environmentEventAsync queues ev for environmentEvent.
+func (s *Server) environmentEventAsync(ev environment.Event) {
+	q := &s.envQueue
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queue = append(q.queue, ev)
+	if q.running {
+		return
+	}
+	q.running = true
+	q.wg.Add(1)
+	go func() {
+		defer q.wg.Done()
+		for {
+			q.mu.Lock()
+			if len(q.queue) == 0 {
+				q.running = false
+				q.mu.Unlock()
+				return
+			}
+			ev := q.queue[0]
+			q.queue = q.queue[1:]
+			q.mu.Unlock()
+			s.environmentEvent(ev)
+		}
+	}()
+}
+
 // environmentEvent tells the subscribers of every loaded thread whose
 // current environment dropped (thread/environment/disconnected) or had its
-// session resumed (thread/environment/connected). It runs on the
-// registry's watcher: it only queues notifications.
+// session resumed (thread/environment/connected).
 func (s *Server) environmentEvent(ev environment.Event) {
 	method := appproto.MethodThreadEnvironmentDisconnected
 	if ev.Connected {

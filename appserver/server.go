@@ -137,9 +137,10 @@ type Server struct {
 
 	fuzzy fuzzySearches // fuzzyFileSearch sessions (fuzzy.go)
 
-	envs    *environment.Registry
-	ownEnvs bool   // envs is the server's: Close closes it
-	unwatch func() // stops environmentEvent
+	envs     *environment.Registry
+	ownEnvs  bool   // envs is the server's: Close closes it
+	unwatch  func() // stops environmentEvent
+	envQueue envEvents
 }
 
 // ErrServerClosed is returned by ServeStream and NewClient after Close.
@@ -187,7 +188,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerAll()
 	s.registerFuzzy()
 	s.mcp = newMCPHub(s)
-	s.unwatch = s.envs.Watch(s.environmentEvent)
+	s.unwatch = s.envs.Watch(s.environmentEventAsync)
 	return s, nil
 }
 
@@ -279,6 +280,7 @@ func (s *Server) Close() error {
 	}
 	s.listeners.Wait()
 	s.unwatch()
+	s.envQueue.wg.Wait()
 	s.mcp.close()
 	if s.ownEnvs {
 		return s.envs.Close()
