@@ -161,6 +161,11 @@ enabled = false
 	if err := c.callErr("config/mcpServer/reload", map[string]any{"x": 1}); err.Code != -32600 || err.Message != "Invalid request: invalid type: map, expected unit" {
 		t.Errorf("reload with params: %d %s", err.Code, err.Message)
 	}
+
+	// A server that exits mid-call: Codex's words.
+	if err := c.callErr("mcpServer/tool/call", map[string]any{"threadId": thread, "server": "tests", "tool": "crash"}); err.Code != -32603 || err.Message != "tool call failed for `tests/crash`: Transport closed" {
+		t.Errorf("tool/call of a crashing tool: %d %s", err.Code, err.Message)
+	}
 }
 
 // A forked thread has MCP servers of its own, and its subscriber hears

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
+	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexd/codexd/config"
@@ -42,7 +44,7 @@ func (m *Manager) CallDirect(ctx context.Context, server, tool string, args, met
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s", timeout))
 	defer cancel()
-	_, cs, err := m.session(ctx, server)
+	srv, cs, err := m.session(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -51,20 +53,43 @@ func (m *Manager) CallDirect(ctx context.Context, server, tool string, args, met
 		if c := context.Cause(ctx); c != nil && ctx.Err() != nil {
 			return nil, c
 		}
-		return nil, err
+		return nil, closedAs(srv, cs, err)
 	}
 	return res, nil
+}
+
+// ErrTransportClosed is what a call or read whose server went away in
+// the middle gets, in Codex 0.169's words.
+var ErrTransportClosed = errors.New("Transport closed")
+
+// closedAs is err, or ErrTransportClosed when the connection ended under
+// the request (the server exited or closed its end).
+func closedAs(s *server, cs *sdk.ClientSession, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || s.crashedSession(cs) {
+		return ErrTransportClosed
+	}
+	return err
 }
 
 // ReadDirect reads uri from server for a client (mcpServer/resource/read),
 // the server's JSON-RPC error unwrapped as CallDirect's.
 func (m *Manager) ReadDirect(ctx context.Context, server, uri string) (*sdk.ReadResourceResult, error) {
-	_, cs, err := m.session(ctx, server)
+	srv, cs, err := m.session(ctx, server)
 	if err != nil {
 		return nil, err
 	}
-	return cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		var werr *jsonrpcError
+		if errors.As(err, &werr) {
+			return nil, err // the server's own answer
+		}
+		return nil, closedAs(srv, cs, err)
+	}
+	return res, nil
 }
+
+type jsonrpcError = sdkrpc.Error
 
 // Known reports whether server is configured and enabled in m.
 func (m *Manager) Known(server string) bool {
