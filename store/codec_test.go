@@ -229,7 +229,7 @@ func TestDecodeLineSkipsWhatItCannotRead(t *testing.T) {
 		{`{"timestamp":"2026-01-01T00:00:00Z","type":"event","payload":{"type":"turn_started"}}`, true},
 		{`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"agent_message_delta"}}`, true},
 		{`{"timestamp":"2026-01-01T00:00:00Z","type":"world_state","payload":{}}`, true},
-		{`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"WebSearch","id":"x"}}}`, true}, // a Codex item codexd has no type for (McpToolCall has one now)
+		{`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"DynamicToolCall","id":"x"}}}`, true}, // a Codex item codexd has no type for (McpToolCall and WebSearch have one now)
 		{`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"item_completed"}}`, false},
 		{`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_started","started_at":"x"}}`, false},
 		{`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"not-a-uuid"}}`, false},
