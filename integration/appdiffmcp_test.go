@@ -24,11 +24,15 @@ func buildMCPTestServer(t *testing.T) string {
 	return out
 }
 
-// The rules of the MCP sessions (README ids [mcp-error-text] and
-// [mcp-startup-order]), appended to appRules.
+// The rules of the MCP sessions (README ids [mcp-status-now],
+// [mcp-error-text] and [mcp-startup-order]), appended to appRules.
 func init() {
 	appRules = append(appRules,
 		// Why a server failed to start is said in codexd's words.
+		// mcpServerStatus/list with a threadId answers at once, with the
+		// servers as they are; the corpus lists them once they are ready,
+		// where the two agree.
+		appRule{id: "mcp-status-now"},
 		appRule{id: "mcp-error-text", fix: func(_ *appSession, it *appItem) {
 			for _, v := range []any{it.codex, it.codexd} {
 				walkMaps(v, func(m map[string]any) {
