@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/codexd/codexd/tomledit"
 )
 
@@ -173,33 +175,11 @@ func writeCanonical(b *strings.Builder, v any) {
 	}
 }
 
+// writeJSONString writes s as a JSON string with the minimal escapes
+// serde_json uses (invalid UTF-8 becomes U+FFFD, as ranging over s did).
 func writeJSONString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
+	q, _ := jsontext.AppendQuote(nil, s)
+	b.Write(q)
 }
 
 // jsonFloat writes f as serde_json (ryu) does: "1.0", "0.5", "1e20",
