@@ -18,20 +18,9 @@ import (
 // arguments from codexd as from the real Codex 0.169 for the same two
 // turns of an app-server thread (ids aside, which each side makes).
 func TestNotifySideBySide(t *testing.T) {
-	codex := codexBin(t)
-	if !inNetns() {
-		if os.Getenv("CODEXD_TWOWAY_BIN") == "" {
-			t.Setenv("CODEXD_TWOWAY_BIN", buildCodexd(t))
-		}
-		runInNetns(t, "TestNotifySideBySide", 4*time.Minute)
+	codex, codexd, ok := oneHomeBins(t, "TestNotifySideBySide")
+	if !ok {
 		return
-	}
-	if err := loopbackUp(); err != nil {
-		t.Fatalf("bringing up lo in the test's network namespace: %v", err)
-	}
-	codexd := os.Getenv("CODEXD_TWOWAY_BIN")
-	if codexd == "" {
-		t.Fatal("CODEXD_TWOWAY_BIN is not set in the namespace")
 	}
 	model := mockmodel.New(mockmodel.Options{})
 	url, err := model.Start("127.0.0.1:0")

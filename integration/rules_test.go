@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/codexd/codexd/mockmodel"
 )
@@ -26,20 +25,9 @@ import (
 //  3. A rule a Codex user wrote that forbids a command: codexd refuses it
 //     and tells the model exactly what Codex tells it.
 func TestRulesThatLast(t *testing.T) {
-	codex := codexBin(t)
-	if !inNetns() {
-		if os.Getenv("CODEXD_TWOWAY_BIN") == "" {
-			t.Setenv("CODEXD_TWOWAY_BIN", buildCodexd(t))
-		}
-		runInNetns(t, "TestRulesThatLast", 4*time.Minute)
+	codex, codexd, ok := oneHomeBins(t, "TestRulesThatLast")
+	if !ok {
 		return
-	}
-	if err := loopbackUp(); err != nil {
-		t.Fatalf("bringing up lo in the test's network namespace: %v", err)
-	}
-	codexd := os.Getenv("CODEXD_TWOWAY_BIN")
-	if codexd == "" {
-		t.Fatal("CODEXD_TWOWAY_BIN is not set in the namespace")
 	}
 	model := mockmodel.New(mockmodel.Options{})
 	url, err := model.Start("127.0.0.1:0")

@@ -34,20 +34,9 @@ import (
 // state_5.sqlite lists the threads); what Codex shows after codexd wrote
 // proves they were not left behind.
 func TestTwoWaySessions(t *testing.T) {
-	codex := codexBin(t)
-	if !inNetns() {
-		if os.Getenv("CODEXD_TWOWAY_BIN") == "" {
-			t.Setenv("CODEXD_TWOWAY_BIN", buildCodexd(t))
-		}
-		runInNetns(t, "TestTwoWaySessions", 4*time.Minute)
+	codex, codexd, ok := oneHomeBins(t, "TestTwoWaySessions")
+	if !ok {
 		return
-	}
-	if err := loopbackUp(); err != nil {
-		t.Fatalf("bringing up lo in the test's network namespace: %v", err)
-	}
-	codexd := os.Getenv("CODEXD_TWOWAY_BIN")
-	if codexd == "" {
-		t.Fatal("CODEXD_TWOWAY_BIN is not set in the namespace")
 	}
 	sides := map[string]string{"codex": codex, "codexd": codexd}
 	for _, order := range [][3]string{{"codex", "codexd", "codex"}, {"codexd", "codex", "codexd"}} {
@@ -537,4 +526,28 @@ func anyContains(ss []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+// oneHomeBins runs the calling test inside a loopback-only network
+// namespace (the first call re-runs it there, building codexd once, and
+// returns ok false) and, inside, returns the real Codex and the codexd
+// binary that the tests sharing one CODEX_HOME drive.
+func oneHomeBins(t *testing.T, name string) (codex, codexd string, ok bool) {
+	t.Helper()
+	codex = codexBin(t)
+	if !inNetns() {
+		if os.Getenv("CODEXD_TWOWAY_BIN") == "" {
+			t.Setenv("CODEXD_TWOWAY_BIN", buildCodexd(t))
+		}
+		runInNetns(t, name, 4*time.Minute)
+		return "", "", false
+	}
+	if err := loopbackUp(); err != nil {
+		t.Fatalf("bringing up lo in the test's network namespace: %v", err)
+	}
+	codexd = os.Getenv("CODEXD_TWOWAY_BIN")
+	if codexd == "" {
+		t.Fatal("CODEXD_TWOWAY_BIN is not set in the namespace")
+	}
+	return codex, codexd, true
 }
