@@ -2,11 +2,9 @@ package appserver
 
 import (
 	"errors"
-	"io"
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -18,6 +16,7 @@ import (
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execproto"
 	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/internal/cutproxy"
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -258,69 +257,14 @@ func TestEnvironmentSelection(t *testing.T) {
 	}
 }
 
-// envProxy forwards TCP to target; cut resets the connections it carries.
-type envProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	wg    sync.WaitGroup
-}
-
-func newEnvProxy(t *testing.T, target string) *envProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &envProxy{ln: ln}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, in, out)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go p.pipe(in, out)
-			go p.pipe(out, in)
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); p.cut(); p.wg.Wait() })
-	return p
-}
-
-func (p *envProxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
-	dst.Close()
-	src.Close()
-}
-
-func (p *envProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
 // A dropped exec-server connection reaches the subscribers of the threads
 // on that environment, and so does its session's resume; threads on other
 // environments hear nothing.
 func TestEnvironmentConnectionNotifications(t *testing.T) {
 	_, url := envExecServer(t)
-	px := newEnvProxy(t, strings.TrimPrefix(url, "ws://"))
+	px := cutproxy.New(t, strings.TrimPrefix(url, "ws://"))
 	reg := envRegistry(t)
-	if err := reg.Add(environment.AddParams{ID: "r1", URL: "ws://" + px.ln.Addr().String()}); err != nil {
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: "ws://" + px.Addr()}); err != nil {
 		t.Fatal(err)
 	}
 	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
@@ -329,7 +273,7 @@ func TestEnvironmentConnectionNotifications(t *testing.T) {
 	on := c.startThread(map[string]any{"environments": []map[string]any{{"environmentId": "r1", "cwd": "/srv"}}})
 	off := c.startThread(nil)
 	c.call("environment/info", map[string]any{"environmentId": "r1"}) // connects
-	px.cut()
+	px.Cut()
 	for _, method := range []string{"thread/environment/disconnected", "thread/environment/connected"} {
 		n := c.note(method)
 		if got := n.str(t, "/threadId"); got != on {

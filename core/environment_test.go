@@ -3,8 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/codexd/codexd/environment"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/internal/cutproxy"
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -185,73 +184,16 @@ func TestEnvironmentsNone(t *testing.T) {
 	}
 }
 
-// lossProxy forwards TCP to target until kill: then it resets what it
-// carries and accepts nothing more, as an exec-server that died would.
-type lossProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	wg    sync.WaitGroup
-}
-
-func newLossProxy(t *testing.T, target string) *lossProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &lossProxy{ln: ln}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, in, out)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go p.pipe(in, out)
-			go p.pipe(out, in)
-		}
-	}()
-	t.Cleanup(func() { p.kill(); p.wg.Wait() })
-	return p
-}
-
-func (p *lossProxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
-	dst.Close()
-	src.Close()
-}
-
-func (p *lossProxy) kill() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
 // An exec-server that never comes back fails the running command of its
 // thread with an error naming the environment; a thread on another
 // environment goes on.
 func TestEnvironmentsServerLost(t *testing.T) {
 	url, root := envServer(t)
-	px := newLossProxy(t, strings.TrimPrefix(url, "ws://"))
+	px := cutproxy.New(t, strings.TrimPrefix(url, "ws://"))
 	reg := environment.New(environment.Options{Client: execclient.Options{
 		ReconnectAttempts: 1, ReconnectTimeout: 2 * time.Second, DialTimeout: time.Second}})
 	t.Cleanup(func() { reg.Close() })
-	if err := reg.Add(environment.AddParams{ID: "r", URL: "ws://" + px.ln.Addr().String()}); err != nil {
+	if err := reg.Add(environment.AddParams{ID: "r", URL: "ws://" + px.Addr()}); err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, scriptedByInput(), func(c *Config) { c.Environments = reg })
@@ -264,7 +206,7 @@ func TestEnvironmentsServerLost(t *testing.T) {
 		d, ok := ev.Msg.(agent.CommandOutputDelta)
 		return ok && strings.Contains(string(d.Data), "started")
 	})
-	px.kill()
+	px.Kill()
 	evs := until(t, thR, isTurnCompleted)
 	cmds := itemsCompleted[*agent.CommandExecution](evs)
 	if len(cmds) != 1 || cmds[0].Output == nil || !strings.Contains(*cmds[0].Output, "the exec-server of environment `r` was lost") ||

@@ -12,6 +12,7 @@ import (
 
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/internal/cutproxy"
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -260,67 +261,11 @@ func TestRegistryConcurrentClients(t *testing.T) {
 	}
 }
 
-// proxy forwards TCP to a target until cut resets every connection.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: target}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, in, out)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go p.pipe(in, out)
-			go p.pipe(out, in)
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); p.cut(); p.wg.Wait() })
-	return p
-}
-
-func (p *proxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
-	dst.Close()
-	src.Close()
-}
-
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
 func TestRegistryDropAndResume(t *testing.T) {
 	_, url := wsServer(t)
-	px := newProxy(t, strings.TrimPrefix(url, "ws://"))
+	px := cutproxy.New(t, strings.TrimPrefix(url, "ws://"))
 	r := newReg(t, false)
-	if err := r.Add(AddParams{ID: "r", URL: "ws://" + px.ln.Addr().String()}); err != nil {
+	if err := r.Add(AddParams{ID: "r", URL: "ws://" + px.Addr()}); err != nil {
 		t.Fatal(err)
 	}
 	events := make(chan Event, 16)
@@ -336,7 +281,7 @@ func TestRegistryDropAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	go io.Copy(io.Discard, p.Stderr())
-	px.cut()
+	px.Cut()
 	next := func() Event {
 		select {
 		case e := <-events:
