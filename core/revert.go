@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/store"
 )
 
@@ -16,16 +15,8 @@ var ErrTurnNotFound = store.ErrTurnNotFound
 // the caller loads it again (ResumeThread rebuilds it from the rollout, so
 // the model then gets only the kept turns).
 func (c *Core) RevertThread(ctx context.Context, id, beforeTurnID string) error {
-	if t := c.loaded(id); t != nil {
-		_, _ = t.Submit(ctx, agent.Shutdown{})
-		select {
-		case <-t.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	if c.cfg.Store == nil {
-		return agent.ErrThreadNotFound
+	if err := c.unloadForStore(ctx, id); err != nil {
+		return err
 	}
 	err := c.cfg.Store.Revert(ctx, id, beforeTurnID)
 	if errors.Is(err, store.ErrTurnNotFound) {

@@ -12,16 +12,9 @@ import (
 // open writer in this store is refused with ErrThreadBusy: its owner shuts
 // it down first. So is a rollout another process holds (its lock).
 func (s *Local) Delete(ctx context.Context, id string) error {
-	id, err := lookupID(id)
+	id, release, err := s.reserveIdle(id)
 	if err != nil {
 		return err
-	}
-	w, release, err := s.reserve(id)
-	if err != nil {
-		return err
-	}
-	if w != nil {
-		return ErrThreadBusy
 	}
 	defer release()
 	s.moving.Lock()
@@ -62,4 +55,22 @@ func (l *Lazy) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	return s.Delete(ctx, id)
+}
+
+// reserveIdle reserves thread id for a change to its rollout that no
+// writer of this store may see happen: one holding it open is refused with
+// ErrThreadBusy. It returns the id in canonical form.
+func (s *Local) reserveIdle(id string) (string, func(), error) {
+	id, err := lookupID(id)
+	if err != nil {
+		return "", nil, err
+	}
+	w, release, err := s.reserve(id)
+	if err != nil {
+		return "", nil, err
+	}
+	if w != nil {
+		return "", nil, ErrThreadBusy // an open writer: no reservation was made
+	}
+	return id, release, nil
 }

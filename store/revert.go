@@ -17,16 +17,9 @@ var ErrTurnNotFound = fmt.Errorf("store: turn not found")
 // The file is replaced atomically and re-indexed. As Delete, it refuses a
 // thread with an open writer here (ErrThreadBusy) or in another process.
 func (s *Local) Revert(ctx context.Context, id, beforeTurnID string) error {
-	id, err := lookupID(id)
+	id, release, err := s.reserveIdle(id)
 	if err != nil {
 		return err
-	}
-	w, release, err := s.reserve(id)
-	if err != nil {
-		return err
-	}
-	if w != nil {
-		return ErrThreadBusy
 	}
 	defer release()
 	path, err := s.locate(ctx, id)
