@@ -129,7 +129,12 @@ screen_reader_detection_done = true
 	}
 
 	// 1. /mcp lists the server, connected, with its count of tools;
-	// /mcp verbose names them.
+	// /mcp verbose names them. The TUI shows its composer before its
+	// thread has started; a /mcp typed then asks for the servers of no
+	// thread, which have no runtime status yet ("unknown"), so the test
+	// first waits, as a person would see, for the thread's model in the
+	// status line.
+	tui.waitText(wait, "mock-model")
 	command("/mcp")
 	tui.waitText(wait, "MCP Tools", "tests: connected (7 tools)")
 	command("/mcp verbose")
