@@ -82,7 +82,9 @@ type Options struct {
 	// the client tries to resume, with why it dropped. It must not block.
 	OnDisconnect func(err error)
 	// OnReconnect, when set, is called after each resume attempt with its
-	// number (from 1) and its error (nil on success). It must not block.
+	// number (from 1) and its error (nil on success); a success is
+	// announced once the new connection is in use, so Connected reports
+	// true from then on. It must not block.
 	OnReconnect func(attempt int, err error)
 	// Logger receives what the connection cannot report otherwise.
 	Logger *slog.Logger
@@ -416,7 +418,7 @@ func (c *Client) supervise(conn *jsonrpc.Conn) {
 		if c.opts.OnDisconnect != nil {
 			c.opts.OnDisconnect(cause)
 		}
-		next, err := c.resume(cause)
+		next, attempt, err := c.resume(cause)
 		if err != nil {
 			if c.ctx.Err() == nil {
 				c.fail(err)
@@ -427,6 +429,9 @@ func (c *Client) supervise(conn *jsonrpc.Conn) {
 		if !ok {
 			_ = next.Close()
 			return
+		}
+		if c.opts.OnReconnect != nil {
+			c.opts.OnReconnect(attempt, nil)
 		}
 		for _, p := range procs {
 			p.catchUp()
@@ -457,9 +462,9 @@ func (c *Client) setConn(conn *jsonrpc.Conn, resumed bool) ([]*Process, bool) {
 }
 
 // resume redials and reattaches the session, with bounded attempts.
-func (c *Client) resume(cause error) (*jsonrpc.Conn, error) {
+func (c *Client) resume(cause error) (*jsonrpc.Conn, int, error) {
 	if c.opts.ReconnectAttempts < 0 {
-		return nil, fmt.Errorf("%w: %v (resuming is disabled)", ErrSessionLost, cause)
+		return nil, 0, fmt.Errorf("%w: %v (resuming is disabled)", ErrSessionLost, cause)
 	}
 	deadline := time.Now().Add(c.opts.ReconnectTimeout)
 	backoff := c.opts.ReconnectBackoff
@@ -471,7 +476,7 @@ func (c *Client) resume(cause error) (*jsonrpc.Conn, error) {
 			select {
 			case <-c.ctx.Done():
 				t.Stop()
-				return nil, ErrClientClosed
+				return nil, 0, ErrClientClosed
 			case <-t.C:
 			}
 			backoff = min(2*backoff, c.opts.ReconnectMaxBackoff)
@@ -484,23 +489,25 @@ func (c *Client) resume(cause error) (*jsonrpc.Conn, error) {
 		conn, _, err := c.handshake(ctx, &sid)
 		cancel2()
 		cancel()
+		if err == nil {
+			// Announced by the caller once conn is installed, so that
+			// whoever hears of the resume finds the client connected.
+			return conn, attempt, nil
+		}
 		if c.opts.OnReconnect != nil {
 			c.opts.OnReconnect(attempt, err)
 		}
-		if err == nil {
-			return conn, nil
-		}
 		if c.ctx.Err() != nil {
-			return nil, ErrClientClosed
+			return nil, 0, ErrClientClosed
 		}
 		lastErr = err
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && rpcErr.Code != jsonrpc.CodeSessionTaken && rpcErr.Code != jsonrpc.CodeOverloaded {
 			// The server answered and refused: the session is gone.
-			return nil, fmt.Errorf("%w: %v", ErrSessionLost, err)
+			return nil, 0, fmt.Errorf("%w: %v", ErrSessionLost, err)
 		}
 	}
-	return nil, fmt.Errorf("%w: %v", ErrSessionLost, lastErr)
+	return nil, 0, fmt.Errorf("%w: %v", ErrSessionLost, lastErr)
 }
 
 // liveConn returns the current connection other than dead, waiting while

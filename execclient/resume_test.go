@@ -419,3 +419,33 @@ func TestResumeRereadsUntilPushed(t *testing.T) {
 		t.Fatalf("%d reads", reads)
 	}
 }
+
+// TestReconnectIsAnnouncedWhenConnected: whoever hears of a successful
+// resume finds the client connected (environment/status after
+// thread/environment/connected said "disconnected" when the announcement
+// came before the new connection was installed).
+func TestReconnectIsAnnouncedWhenConnected(t *testing.T) {
+	_, url := newServer(t, execserver.Config{})
+	px := newProxy(t, url[len("ws://"):])
+	seen := make(chan bool, 10)
+	var c *Client
+	ready := make(chan struct{})
+	c = dialT(t, "ws://"+px.addr(), Options{ReconnectBackoff: 10 * time.Millisecond, OnReconnect: func(_ int, err error) {
+		if err == nil {
+			<-ready
+			seen <- c.Connected()
+		}
+	}})
+	close(ready)
+	for i := 0; i < 3; i++ {
+		px.cut()
+		select {
+		case ok := <-seen:
+			if !ok {
+				t.Fatalf("resume %d was announced while the client was not connected", i+1)
+			}
+		case <-time.After(waitTimeout):
+			t.Fatal("no resume")
+		}
+	}
+}
