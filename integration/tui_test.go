@@ -181,6 +181,16 @@ screen_reader_detection_done = true
 		t.Fatalf("the model request after an @ mention lacks the chosen path: %s", mention.Body)
 	}
 
+	// 1c. A ! command runs in the thread's shell through codexd's
+	// thread/shellCommand, and its output shows.
+	tui.send(true, "!echo shell-$((6*7))-done")
+	tui.waitText(wait, "echo shell-$((6*7))-done")
+	tui.send(false, "Enter")
+	tui.waitText(wait, "shell-42-done")
+	if !strings.Contains(proxy.transcript(100000), `"method":"thread/shellCommand"`) {
+		t.Fatal("the ! command did not go to codexd as thread/shellCommand")
+	}
+
 	// 2. Esc interrupts a slow answer, and the model's stream is dropped.
 	before = len(model.Requests())
 	prompt("MOCK:slow tell me a long story")
