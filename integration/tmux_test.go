@@ -142,3 +142,33 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// startRemoteTUI writes the Codex TUI's own CODEX_HOME under root (nothing
+// that would reach beyond loopback; extra is more top-level config, such as
+// the sandbox mode the TUI sends with thread/start) and starts the TUI in
+// tmux against the app-server at url. It runs under sh, which reports its
+// exit status on the screen, so the status is read where a person would
+// read it; it returns once the composer shows.
+func startRemoteTUI(t *testing.T, root, work, tmp, home, codex, url, extra string) *tmuxSession {
+	t.Helper()
+	tuiHome := mkdir(t, root, "tui-home")
+	writeFile(t, filepath.Join(tuiHome, "config.toml"), extra+`
+check_for_update_on_startup = false
+[analytics]
+enabled = false
+[feedback]
+enabled = false
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+in_app_updates = false
+tool_suggest = false
+[tui]
+screen_reader_detection_done = true
+`)
+	tui := startTmux(t, work, []string{"CODEX_HOME=" + tuiHome, "TMPDIR=" + tmp, "HOME=" + home, "TERM=xterm-256color"},
+		120, 40, "sh", "-c", `"$@"; echo "TUI exited with status $?"`, "sh", codex, "--remote", url)
+	tui.waitText(60*time.Second, "Ask Codex to do anything")
+	return tui
+}

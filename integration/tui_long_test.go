@@ -225,27 +225,8 @@ stream_max_retries = 0
 		proxy.Close()
 	})
 
-	tuiHome := mkdir(t, root, "tui-home")
-	writeFile(t, filepath.Join(tuiHome, "config.toml"), `
-sandbox_mode = "`+sandboxMode+`"
-approval_policy = "never"
-check_for_update_on_startup = false
-[analytics]
-enabled = false
-[feedback]
-enabled = false
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-in_app_updates = false
-tool_suggest = false
-[tui]
-screen_reader_detection_done = true
-`)
-	st.tui = startTmux(t, work, []string{"CODEX_HOME=" + tuiHome, "TMPDIR=" + tmp, "HOME=" + home, "TERM=xterm-256color"},
-		120, 40, "sh", "-c", `"$@"; echo "TUI exited with status $?"`, "sh", codex, "--remote", proxy.URL)
-	st.tui.waitText(60*time.Second, "Ask Codex to do anything")
+	st.tui = startRemoteTUI(t, root, work, tmp, home, codex, proxy.URL, `sandbox_mode = "`+sandboxMode+`"
+approval_policy = "never"`)
 	return st
 }
 

@@ -101,27 +101,8 @@ required = true
 		}
 	}()
 
-	tuiHome := mkdir(t, root, "tui-home")
-	writeFile(t, filepath.Join(tuiHome, "config.toml"), `
-sandbox_mode = "danger-full-access"
-check_for_update_on_startup = false
-[analytics]
-enabled = false
-[feedback]
-enabled = false
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-in_app_updates = false
-tool_suggest = false
-[tui]
-screen_reader_detection_done = true
-`)
-	tui := startTmux(t, work, []string{"CODEX_HOME=" + tuiHome, "TMPDIR=" + tmp, "HOME=" + home, "TERM=xterm-256color"},
-		120, 40, "sh", "-c", `"$@"; echo "TUI exited with status $?"`, "sh", codex, "--remote", proxy.URL)
+	tui := startRemoteTUI(t, root, work, tmp, home, codex, proxy.URL, `sandbox_mode = "danger-full-access"`)
 	const wait = 60 * time.Second
-	tui.waitText(wait, "Ask Codex to do anything")
 	command := func(text string) {
 		tui.send(true, text)
 		tui.waitText(wait, "› "+text)

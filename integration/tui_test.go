@@ -122,32 +122,8 @@ stream_max_retries = 0
 		}
 	}()
 
-	// The TUI's own CODEX_HOME: nothing that would reach beyond loopback.
-	// The TUI sends its sandbox mode with thread/start.
-	tuiHome := mkdir(t, root, "tui-home")
-	writeFile(t, filepath.Join(tuiHome, "config.toml"), `
-sandbox_mode = "`+sandboxMode+`"
-check_for_update_on_startup = false
-[analytics]
-enabled = false
-[feedback]
-enabled = false
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-in_app_updates = false
-tool_suggest = false
-[tui]
-screen_reader_detection_done = true
-`)
-	// The TUI runs under sh, which reports its exit status on the screen:
-	// whatever tmux makes of its own children, the status is then read
-	// where a person would read it.
-	tui := startTmux(t, work, []string{"CODEX_HOME=" + tuiHome, "TMPDIR=" + tmp, "HOME=" + home, "TERM=xterm-256color"},
-		120, 40, "sh", "-c", `"$@"; echo "TUI exited with status $?"`, "sh", codex, "--remote", proxy.URL)
+	tui := startRemoteTUI(t, root, work, tmp, home, codex, proxy.URL, `sandbox_mode = "`+sandboxMode+`"`)
 	const wait = 60 * time.Second
-	tui.waitText(wait, "Ask Codex to do anything")
 
 	prompt := func(text string) {
 		tui.send(true, text)
