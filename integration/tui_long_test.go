@@ -3,13 +3,11 @@
 package integration
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,12 +136,11 @@ func countAnswers(m *mockmodel.Server, answer string) int {
 // on `codexd app-server`, on a mock model; the TUI's cwd is a git work
 // dir with a committed file and an uncommitted change to changed.txt.
 type tuiStack struct {
-	t          *testing.T
-	tui        *tmuxSession
-	model      *mockmodel.Server
-	work       string
-	server     *exec.Cmd
-	serverDone chan error
+	t      *testing.T
+	tui    *tmuxSession
+	model  *mockmodel.Server
+	work   string
+	server *tuiServer
 }
 
 // startTUIStack starts the stack; extraConfig is added to codexd's
@@ -182,50 +179,9 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 `, sandboxMode, extraConfig, modelURL))
-	st := &tuiStack{t: t, model: model, work: work, serverDone: make(chan error, 1)}
-	st.server = exec.Command(codexd, "app-server", "--listen", "ws://127.0.0.1:0")
-	st.server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	st.server.Dir = work
-	st.server.Env = append(os.Environ(), "CODEX_HOME="+serverHome, "TMPDIR="+tmp, "HOME="+home)
-	stdout, err := st.server.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	serverLog := &lockedBuffer{}
-	st.server.Stderr = serverLog
-	if err := st.server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { st.serverDone <- st.server.Wait() }()
-	t.Cleanup(func() {
-		if st.server.ProcessState == nil {
-			_ = st.server.Process.Kill()
-			<-st.serverDone
-		}
-		if t.Failed() {
-			t.Logf("codexd app-server stderr:\n%s", serverLog.String())
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the app-server's URL: %v", err)
-	}
-	url := strings.TrimSpace(line)
-	if !strings.HasPrefix(url, "ws://127.0.0.1:") {
-		t.Fatalf("app-server printed %q, want its ws:// URL", line)
-	}
-	proxy, err := startWSProxy(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the last messages between the TUI and codexd:\n%s", proxy.transcript(80))
-		}
-		proxy.Close()
-	})
-
-	st.tui = startRemoteTUI(t, root, work, tmp, home, codex, proxy.URL, `sandbox_mode = "`+sandboxMode+`"
+	st := &tuiStack{t: t, model: model, work: work}
+	st.server = startTUIServer(t, codexd, work, serverHome, tmp, home)
+	st.tui = startRemoteTUI(t, root, work, tmp, home, codex, st.server.URL, `sandbox_mode = "`+sandboxMode+`"
 approval_policy = "never"`)
 	return st
 }
@@ -233,24 +189,9 @@ approval_policy = "never"`)
 // quit leaves the TUI with /quit, checks its status 0, and stops the
 // server with SIGTERM, checking that it exits cleanly.
 func (st *tuiStack) quit(wait time.Duration) {
-	t := st.t
-	t.Helper()
-	st.tui.send(true, "/quit")
-	st.tui.waitText(wait, "› /quit")
-	st.tui.send(false, "Enter")
-	scr := st.tui.waitFor("the TUI to exit", wait, func(s string) bool { return strings.Contains(s, "TUI exited with status") })
-	if !strings.Contains(scr, "TUI exited with status 0") {
-		t.Fatalf("the TUI did not exit with status 0; its last screen:\n%s", scr)
-	}
-	_ = st.server.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-st.serverDone:
-		if err != nil {
-			t.Fatalf("codexd app-server after SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("codexd app-server did not stop within 30s of SIGTERM")
-	}
+	st.t.Helper()
+	quitTUI(st.t, st.tui, wait)
+	st.server.stop()
 }
 
 // gitWorkDir makes dir a git work tree with one commit and an uncommitted

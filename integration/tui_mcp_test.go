@@ -3,13 +3,10 @@
 package integration
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -62,46 +59,9 @@ stream_max_retries = 0
 command = %q
 required = true
 `, modelURL, mcpServer))
-	server := exec.Command(codexd, "app-server", "--listen", "ws://127.0.0.1:0")
-	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	server.Dir = work
-	server.Env = append(os.Environ(), "CODEX_HOME="+serverHome, "TMPDIR="+tmp, "HOME="+home)
-	stdout, err := server.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	serverLog := &lockedBuffer{}
-	server.Stderr = serverLog
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serverDone := make(chan error, 1)
-	go func() { serverDone <- server.Wait() }()
-	defer func() {
-		if server.ProcessState == nil {
-			_ = server.Process.Kill()
-			<-serverDone
-		}
-		if t.Failed() {
-			t.Logf("codexd app-server stderr:\n%s", serverLog.String())
-		}
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the app-server's URL: %v", err)
-	}
-	proxy, err := startWSProxy(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	defer func() {
-		if t.Failed() {
-			t.Logf("the last messages between the TUI and codexd:\n%s", proxy.transcript(60))
-		}
-	}()
+	server := startTUIServer(t, codexd, work, serverHome, tmp, home)
 
-	tui := startRemoteTUI(t, root, work, tmp, home, codex, proxy.URL, `sandbox_mode = "danger-full-access"`)
+	tui := startRemoteTUI(t, root, work, tmp, home, codex, server.URL, `sandbox_mode = "danger-full-access"`)
 	const wait = 60 * time.Second
 	command := func(text string) {
 		tui.send(true, text)
@@ -161,18 +121,6 @@ required = true
 		return strings.Contains(s, "Called tests.elicit") && strings.Contains(s, `action=accept content={"name":"Ada"}`)
 	})
 
-	command("/quit")
-	scr := tui.waitFor("the TUI to exit", wait, func(s string) bool { return strings.Contains(s, "TUI exited with status") })
-	if !strings.Contains(scr, "TUI exited with status 0") {
-		t.Fatalf("the TUI did not exit with status 0; its last screen:\n%s", scr)
-	}
-	_ = server.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-serverDone:
-		if err != nil {
-			t.Fatalf("codexd app-server after SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("codexd app-server did not stop within 30s of SIGTERM")
-	}
+	quitTUI(t, tui, wait)
+	server.stop()
 }

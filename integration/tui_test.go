@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -79,50 +77,12 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 `, sandboxMode, modelURL))
-	server := exec.Command(codexd, "app-server", "--listen", "ws://127.0.0.1:0")
-	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // even if this test is killed
-	server.Dir = work
-	server.Env = append(os.Environ(), "CODEX_HOME="+serverHome, "TMPDIR="+tmp, "HOME="+home)
-	stdout, err := server.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	serverLog := &lockedBuffer{}
-	server.Stderr = serverLog
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serverDone := make(chan error, 1)
-	go func() { serverDone <- server.Wait() }()
-	defer func() {
-		if server.ProcessState == nil {
-			_ = server.Process.Kill()
-			<-serverDone
-		}
-		t.Logf("codexd app-server stderr:\n%s", serverLog.String())
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the app-server's URL: %v", err)
-	}
-	url := strings.TrimSpace(line)
-	if !strings.HasPrefix(url, "ws://127.0.0.1:") {
-		t.Fatalf("app-server printed %q, want its ws:// URL", line)
-	}
 	// The TUI talks to codexd through a proxy that keeps a transcript, to
 	// show on failure.
-	proxy, err := startWSProxy(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	defer func() {
-		if t.Failed() {
-			t.Logf("the last messages between the TUI and codexd:\n%s", proxy.transcript(80))
-		}
-	}()
+	server := startTUIServer(t, codexd, work, serverHome, tmp, home)
+	proxy := server.proxy
 
-	tui := startRemoteTUI(t, root, work, tmp, home, codex, proxy.URL, `sandbox_mode = "`+sandboxMode+`"`)
+	tui := startRemoteTUI(t, root, work, tmp, home, codex, server.URL, `sandbox_mode = "`+sandboxMode+`"`)
 	const wait = 60 * time.Second
 
 	prompt := func(text string) {
@@ -226,22 +186,8 @@ stream_max_retries = 0
 	}
 
 	// 5. /quit: the TUI ends with status 0; the server stops on SIGTERM.
-	tui.send(true, "/quit")
-	tui.waitText(wait, "› /quit")
-	tui.send(false, "Enter")
-	scr := tui.waitFor("the TUI to exit", wait, func(s string) bool { return strings.Contains(s, "TUI exited with status") })
-	if !strings.Contains(scr, "TUI exited with status 0") {
-		t.Fatalf("the TUI did not exit with status 0; its last screen:\n%s", scr)
-	}
-	_ = server.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-serverDone:
-		if err != nil {
-			t.Fatalf("codexd app-server after SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("codexd app-server did not stop within 30s of SIGTERM")
-	}
+	quitTUI(t, tui, wait)
+	server.stop()
 }
 
 // lastAnswered returns the last model request after the first skip ones
