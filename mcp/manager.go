@@ -302,7 +302,7 @@ var progressSeq atomic.Uint64
 
 // Call calls tool of server with args (a JSON object, or empty), bounded
 // by the server's tool timeout. progress, when not nil, gets the server's
-// progress messages.
+// progress messages, never after Call returned.
 func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage, progress func(string)) (*agent.MCPResult, error) {
 	s := m.server(server)
 	timeout := DefaultToolTimeout
@@ -326,8 +326,7 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	if progress != nil {
 		tok := fmt.Sprintf("codexd-%d", progressSeq.Add(1))
 		params.SetProgressToken(tok)
-		s.onProgress(tok, progress)
-		defer s.onProgress(tok, nil)
+		defer s.onProgress(tok, progress)()
 	}
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -372,5 +373,41 @@ func TestMissingBearerTokenFails(t *testing.T) {
 	m.Start()
 	if reason := waitState(t, m, "web", StateFailed); !strings.Contains(reason, "NOPE") {
 		t.Fatalf("reason: %q", reason)
+	}
+}
+
+// No progress callback runs once Call returned: the SDK hands a call its
+// result as soon as it is read, while the progress notifications read
+// before it may still be queued for their handler, so a late callback
+// used to run after the call's item completed (an item/mcpToolCall/progress
+// after item/completed), or block whoever took a lock after the call.
+func TestNoProgressAfterCallReturned(t *testing.T) {
+	m := New([]config.MCPServer{stdio("ts")}, Options{})
+	defer m.Close()
+	m.Start()
+	waitState(t, m, "ts", StateReady)
+	returned := make(chan struct{})
+	var late atomic.Int32
+	res, err := m.Call(context.Background(), "ts", "slow", json.RawMessage(`{"ms":4}`), func(string) {
+		select {
+		case <-returned:
+			late.Add(1)
+			return
+		default:
+		}
+		// Hold the handler until the call returns (as a lock taken after
+		// the call would), or give up: the fixed Call waits for us.
+		select {
+		case <-returned:
+			late.Add(1)
+		case <-time.After(time.Second):
+		}
+	})
+	close(returned)
+	if err != nil || res.IsError {
+		t.Fatalf("slow: %+v %v", res, err)
+	}
+	if n := late.Load(); n > 0 {
+		t.Fatalf("%d progress callbacks ran after Call returned", n)
 	}
 }

@@ -39,11 +39,36 @@ type server struct {
 	pgid    int
 	stderr  *tail
 
-	progress map[string]func(string)
+	progress map[string]*progressSink
+}
+
+// progressSink delivers one call's progress until the call returns. The
+// SDK hands a call its result as soon as it is read, while notifications
+// read before it may still wait for their handler; end makes sure none
+// reaches the caller's callback after the call returned.
+type progressSink struct {
+	mu   sync.Mutex
+	f    func(string)
+	done bool
+}
+
+func (p *progressSink) send(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		p.f(msg)
+	}
+}
+
+// end waits for a callback in flight and stops any later one.
+func (p *progressSink) end() {
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
 }
 
 func newServer(m *Manager, c config.MCPServer) *server {
-	s := &server{m: m, cfg: c, changed: make(chan struct{}), progress: map[string]func(string){}}
+	s := &server{m: m, cfg: c, changed: make(chan struct{}), progress: map[string]*progressSink{}}
 	if !c.Enabled {
 		s.state, s.reason = StateCancelled, "disabled"
 	}
@@ -355,13 +380,19 @@ func (s *server) crashedSession(cs *sdk.ClientSession) bool {
 	return s.sess != cs || s.crashed
 }
 
-func (s *server) onProgress(tok string, f func(string)) {
+// onProgress sends the progress notifications of token tok to f until
+// the returned func is called; once it returned, f is not running and
+// will not run again.
+func (s *server) onProgress(tok string, f func(string)) (end func()) {
+	p := &progressSink{f: f}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f == nil {
+	s.progress[tok] = p
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
 		delete(s.progress, tok)
-	} else {
-		s.progress[tok] = f
+		s.mu.Unlock()
+		p.end()
 	}
 }
 
@@ -369,9 +400,9 @@ func (s *server) onProgressNotification(_ context.Context, req *sdk.ProgressNoti
 	p := req.Params
 	tok, _ := p.ProgressToken.(string)
 	s.mu.Lock()
-	f := s.progress[tok]
+	sink := s.progress[tok]
 	s.mu.Unlock()
-	if f == nil {
+	if sink == nil {
 		return
 	}
 	msg := p.Message
@@ -382,7 +413,7 @@ func (s *server) onProgressNotification(_ context.Context, req *sdk.ProgressNoti
 			msg = fmt.Sprintf("%g", p.Progress)
 		}
 	}
-	f(msg)
+	sink.send(msg)
 }
 
 func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
