@@ -158,7 +158,7 @@ func wireSettings(s agent.Settings) appproto.ThreadSettings {
 		Environments:            ptr(environments(s)),
 		ApprovalPolicy:          wireApproval(s.Approval),
 		ApprovalsReviewer:       reviewer(s),
-		SandboxPolicy:           wireSandbox(s.Sandbox),
+		SandboxPolicy:           startSandbox(s), // as thread/start reports it
 		ActivePermissionProfile: activeProfile(s),
 		Model:                   s.Model,
 		ModelProvider:           s.ModelProvider,

@@ -23,6 +23,17 @@ type Environments interface {
 // (environments: []) cannot run.
 var errNoEnvironment = errors.New("this turn has no environment: it was started with an empty environments list, so no command, file or patch can run")
 
+// noEnvironmentText is what exec_command and write_stdin answer in a turn
+// without environment access, in Codex 0.169's words (no command item
+// starts); apply_patch is no tool of such a turn ("unsupported call").
+const noEnvironmentText = "No usable execution environment is available. Wait for an environment to become available before using this tool."
+
+// hasNoEnvironment: ctx's turn was given no environment access.
+func hasNoEnvironment(ctx context.Context) bool {
+	sel, _ := ctx.Value(envKey{}).(envSelection)
+	return sel.none
+}
+
 // envKey carries a turn's environment selection in its context, so that
 // every path that reaches an exec-server (exec_command, write_stdin's
 // process, apply_patch, the file reads of a request, a user shell command)

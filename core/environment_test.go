@@ -168,18 +168,53 @@ func TestEnvironmentsTwoThreadsTwoServers(t *testing.T) {
 	}
 }
 
-// environments: [] leaves a turn without environment access: its tools
-// refuse and say why.
+// environments: [] leaves a turn without environment access, as Codex
+// 0.169 answers it (observed side by side, session environments-empty):
+// exec_command gets Codex's text and starts no command item; apply_patch is
+// no tool of such a turn. The choice is sticky: a later turn that names no
+// environments has none either, until one names an environment again.
 func TestEnvironmentsNone(t *testing.T) {
-	h := newHarness(t, scriptedByInput(), nil)
+	m := scriptedByInput()
+	h := newHarness(t, m, nil)
 	th := h.start(agent.Overrides{Environments: &[]agent.Environment{}})
-	out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo should-not-run")})
-	if strings.Contains(out, "should-not-run\n") || !strings.Contains(out, "no environment") {
+	lastOutput := func(in agent.UserInput) (string, []agent.Event) {
+		t.Helper()
+		if _, err := th.Submit(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		evs := until(t, th, isTurnCompleted)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for i := len(m.requests) - 1; i >= 0; i-- {
+			in := m.requests[i].Input
+			if last := in[len(in)-1]; last.Output != nil {
+				return *last.Output, evs
+			}
+		}
+		t.Fatalf("no tool output reached the model: %s", describe(evs))
+		return "", nil
+	}
+	for _, in := range []string{"RUN:echo should-not-run", "RUN:echo still-none"} {
+		out, evs := lastOutput(agent.UserInput{Input: text(in)})
+		if out != noEnvironmentText {
+			t.Fatalf("%s: output %q", in, out)
+		}
+		if cmds := itemsCompleted[*agent.CommandExecution](evs); len(cmds) != 0 {
+			t.Fatalf("%s: a command item without an environment: %s", in, describe(evs))
+		}
+	}
+	if out, evs := lastOutput(agent.UserInput{Input: text("PATCH:*** Begin Patch\n*** Add File: p.txt\n+hi\n*** End Patch\n")}); out != "unsupported call: apply_patch" {
+		t.Fatalf("apply_patch without an environment: %q (%s)", out, describe(evs))
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "p.txt")); err == nil {
+		t.Fatal("the patch was applied")
+	}
+	// A later turn that names local runs again, and so does the next.
+	out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo ran"), Overrides: agent.Overrides{Environments: envsOf("local", h.dir)}})
+	if out != "ran\n" {
 		t.Fatalf("output %q", out)
 	}
-	// A later turn that names local runs again.
-	out = envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo ran"), Overrides: agent.Overrides{Environments: envsOf("local", h.dir)}})
-	if out != "ran\n" {
+	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo again")}); out != "again\n" {
 		t.Fatalf("output %q", out)
 	}
 }
@@ -241,7 +276,10 @@ func TestEnvironmentsDefault(t *testing.T) {
 
 	h2 := newHarness(t, scriptedByInput(), func(c *Config) { c.DefaultEnvironment = "none" })
 	th := h2.start(agent.Overrides{})
-	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo x")}); !strings.Contains(out, "no environment") {
-		t.Fatalf("without a default environment: %q", out)
+	if _, err := th.Submit(context.Background(), agent.UserInput{Input: text("RUN:echo x")}); err != nil {
+		t.Fatal(err)
+	}
+	if evs := until(t, th, isTurnCompleted); len(itemsCompleted[*agent.CommandExecution](evs)) != 0 {
+		t.Fatalf("without a default environment a command ran: %s", describe(evs))
 	}
 }

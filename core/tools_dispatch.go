@@ -35,6 +35,15 @@ func (tr *turn) runTool(call prompt.Item) prompt.Item {
 		item.Output, item.OutputContent = nil, parts
 		return item
 	}
+	if hasNoEnvironment(tr.ctx) {
+		// Codex 0.169 answers a turn without environment access so.
+		switch name {
+		case tools.ExecCommand, tools.WriteStdin:
+			return toolOutput(call, noEnvironmentText)
+		case tools.ApplyPatch:
+			name = ""
+		}
+	}
 	switch name {
 	case tools.ViewImage:
 		// Its output is an image, not a text to truncate.
