@@ -35,6 +35,7 @@ func main() {
 	pad := flag.Int("pad", 2000, "session: bytes of text each user message adds")
 	items := flag.Int("items", 10000, "resume: items of the thread")
 	reps := flag.Int("reps", 3, "resume: repetitions per server and variant")
+	runs := flag.Int("runs", 1, "session: sessions per server (all reported, then the median ratio)")
 	flag.Parse()
 	var subjects []subject
 	if *codex != "" {
@@ -55,12 +56,9 @@ func main() {
 	switch *mode {
 	case "session":
 		for _, s := range subjects {
-			before := countAnswers(mock, "compaction")
-			ds, err := session(s, url, *window, *turns, *pad)
-			if err != nil {
+			if err := sessionBench(s, mock, url, *window, *turns, *pad, *runs); err != nil {
 				fatalf("%s: %v", s.name, err)
 			}
-			reportSession(s.name, ds, countAnswers(mock, "compaction")-before)
 		}
 	case "resume":
 		for _, s := range subjects {
@@ -150,27 +148,6 @@ func (s *server) turn(thread, text string) error {
 	return nil
 }
 
-// session runs turns turns of about pad bytes each on one thread and
-// returns each turn's latency (turn/start sent to turn/completed read).
-func session(s subject, url string, window, turns, pad int) ([]time.Duration, error) {
-	srv, thread, err := startThread(s, url, window)
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(srv.home)
-	defer srv.stop()
-	filler := strings.Repeat("context filler words ", pad/21+1)[:pad]
-	out := make([]time.Duration, 0, turns)
-	for i := 1; i <= turns; i++ {
-		t0 := time.Now()
-		if err := srv.turn(thread, fmt.Sprintf("MOCK:hello turn %d\n%s", i, filler)); err != nil {
-			return out, fmt.Errorf("turn %d: %w", i, err)
-		}
-		out = append(out, time.Since(t0))
-	}
-	return out, nil
-}
-
 func p50(ds []time.Duration) time.Duration {
 	c := append([]time.Duration(nil), ds...)
 	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
@@ -178,15 +155,3 @@ func p50(ds []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
-
-func reportSession(name string, ds []time.Duration, compactions int) {
-	n := len(ds)
-	first, last := p50(ds[:min(50, n)]), p50(ds[max(n-51, 0):])
-	fmt.Printf("%s: %d turns, %d compactions; p50 turns 1-50 %s ms, turns %d-%d %s ms: ratio %.2f\n",
-		name, n, compactions, ms(first), max(n-50, 1), n, ms(last), float64(last)/float64(first))
-	fmt.Printf("%s curve (p50 per 25 turns, ms):", name)
-	for i := 0; i < n; i += 25 {
-		fmt.Printf(" %s", ms(p50(ds[i:min(i+25, n)])))
-	}
-	fmt.Println()
-}
