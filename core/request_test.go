@@ -113,8 +113,13 @@ func TestContextBlocksAcrossTurns(t *testing.T) {
 	m := newFakeModel(textResponse("msg_1", "ok"), textResponse("msg_2", "ok"), textResponse("msg_3", "ok"))
 	h := newHarness(t, m, nil)
 	writeFile(t, h.dir+"/AGENTS.md", "be nice\n")
-	if err := mkdirAll(h.dir + "/sub"); err != nil {
-		t.Fatal(err)
+	// h.dir is the project's root (its .git), so a turn in sub reads the
+	// root's AGENTS.md too. Without a marker of its own the test would
+	// depend on whether some ancestor of the temp dir holds a .git.
+	for _, d := range []string{h.dir + "/.git", h.dir + "/sub"} {
+		if err := mkdirAll(d); err != nil {
+			t.Fatal(err)
+		}
 	}
 	th := h.start(agent.Overrides{Model: strp("gpt-5.5")})
 	h.submit(th, agent.UserInput{Input: text("one")})
