@@ -238,6 +238,7 @@ func (s *Server) registerAll() {
 	registerThreadDelete(s)
 	registerFeatures(s)
 	registerThreadRevert(s)
+	registerThreadItemsList(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

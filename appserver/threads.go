@@ -418,13 +418,34 @@ func (s *Server) threadTurnsList(ctx context.Context, c *call, p appproto.Thread
 	if p.ItemsView != nil {
 		view = *p.ItemsView
 	}
+	turns, err := s.historyTurns(ctx, id, view)
+	if err != nil {
+		return appproto.ThreadTurnsListResponse{}, err
+	}
+	if deref(p.SortDirection) != "asc" {
+		for i, j := 0, len(turns)-1; i < j; i, j = i+1, j-1 {
+			turns[i], turns[j] = turns[j], turns[i]
+		}
+	}
+	start, end, next, err := page(len(turns), p.Cursor, p.Limit)
+	if err != nil {
+		return appproto.ThreadTurnsListResponse{}, err
+	}
+	return appproto.ThreadTurnsListResponse{Data: append([]appproto.Turn{}, turns[start:end]...), NextCursor: next}, nil
+}
+
+// historyTurns returns a thread's turns in order, the running one last,
+// with their items in view: a loaded thread's from memory, another's from
+// its rollout. A thread that is not found answers "thread not loaded", one
+// that has no turn recorded yet errNotMaterialized.
+func (s *Server) historyTurns(ctx context.Context, id, view string) ([]appproto.Turn, error) {
 	var turns []appproto.Turn
 	if t := s.thread(id); t != nil {
 		t.mu.Lock()
 		if !t.st.unloaded {
 			if !t.st.info.Materialized && t.st.active == nil {
 				t.mu.Unlock()
-				return appproto.ThreadTurnsListResponse{}, errNotMaterialized
+				return nil, errNotMaterialized
 			}
 			for _, h := range t.st.history {
 				turns = append(turns, h.wire(view))
@@ -438,27 +459,18 @@ func (s *Server) threadTurnsList(ctx context.Context, c *call, p appproto.Thread
 	if turns == nil {
 		info, hist, err := s.core.ReadThread(ctx, id, true)
 		if errors.Is(err, agent.ErrThreadNotFound) {
-			return appproto.ThreadTurnsListResponse{}, invalidRequest("thread not loaded: " + id)
+			return nil, invalidRequest("thread not loaded: " + id)
 		} else if err != nil {
-			return appproto.ThreadTurnsListResponse{}, coreError(err)
+			return nil, coreError(err)
 		}
 		if !info.Materialized {
-			return appproto.ThreadTurnsListResponse{}, errNotMaterialized
+			return nil, errNotMaterialized
 		}
 		for _, h := range hist {
 			turns = append(turns, wireTurn(h, view))
 		}
 	}
-	if deref(p.SortDirection) != "asc" {
-		for i, j := 0, len(turns)-1; i < j; i, j = i+1, j-1 {
-			turns[i], turns[j] = turns[j], turns[i]
-		}
-	}
-	start, end, next, err := page(len(turns), p.Cursor, p.Limit)
-	if err != nil {
-		return appproto.ThreadTurnsListResponse{}, err
-	}
-	return appproto.ThreadTurnsListResponse{Data: append([]appproto.Turn{}, turns[start:end]...), NextCursor: next}, nil
+	return turns, nil
 }
 
 func (s *Server) threadUnsubscribe(ctx context.Context, c *call, p appproto.ThreadIDParams) (appproto.ThreadUnsubscribeResponse, error) {

@@ -304,9 +304,9 @@ var appRules = []appRule{
 		})
 	}},
 	// Turn and item history is not paged backwards: no backwards cursors
-	// on thread/resume and thread/turns/list.
+	// on thread/resume, thread/turns/list and thread/items/list.
 	{id: "backwards-cursors", fix: func(s *appSession, it *appItem) {
-		if it.method == "thread/resume" || it.method == "thread/turns/list" || it.method == "thread/fork" {
+		if it.method == "thread/resume" || it.method == "thread/turns/list" || it.method == "thread/fork" || it.method == "thread/items/list" {
 			for _, k := range []string{"itemsBackwardsCursor", "turnsBackwardsCursor", "backwardsCursor"} {
 				fillNullFromCodex(k)(s, it)
 			}
