@@ -18,7 +18,7 @@ func benchEntries() []entry {
 		for b := 0; b < 50; b++ {
 			dir := fmt.Sprintf("%s%d/%s_%d", words[r.Intn(len(words))], a, words[r.Intn(len(words))], b)
 			for c := 0; c < 20; c++ {
-				out = append(out, entry{path: fmt.Sprintf("%s/%s%s%d.go", dir, words[r.Intn(len(words))], words[r.Intn(len(words))], c)})
+				out = append(out, newEntry(0, fmt.Sprintf("%s/%s%s%d.go", dir, words[r.Intn(len(words))], words[r.Intn(len(words))], c), false))
 			}
 		}
 	}

@@ -113,6 +113,11 @@ type pattern struct {
 	text      string // the folded query, to recognise an exact name
 	textRunes int
 	normalize bool // fold diacritics away ("ü" as "u")
+
+	// For the fast path (fast.go).
+	ascii bool   // every atom is ASCII
+	mask  uint64 // the atoms' characters
+	bound int    // the highest character score a path can get
 }
 
 func parsePattern(q string) pattern {
@@ -133,6 +138,7 @@ func parsePattern(q string) pattern {
 	}
 	p.text = p.foldString(strings.TrimSpace(q))
 	p.textRunes = utf8.RuneCountInString(p.text)
+	p.prepareFast()
 	return p
 }
 
@@ -161,12 +167,11 @@ const maxMatchRunes = 4096
 
 // matcher holds the buffers one goroutine reuses across paths.
 type matcher struct {
-	matched bool // the last match call matched, admitted or not
-	hay     []rune
-	folded  []rune
-	bonus   []int
-	rows    [][]cell
-	idx     []int
+	hay    []rune
+	folded []rune
+	bonus  []int
+	rows   [][]cell
+	idx    []int
 }
 
 // cell is one (needle char, haystack char) entry of the alignment: the

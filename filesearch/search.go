@@ -57,7 +57,8 @@ func rank(ctx context.Context, p pattern, roots []string, ents []entry) []Match 
 // from on (cand nil and from 0: all of them), and returns the best Limit
 // matches and the indices of every entry that matched, ascending. The
 // matched set lets a session narrow its next query: a query that extends
-// this one can only match entries this one matched.
+// this one can only match entries this one matched, so a superset of the
+// matched entries is as good (a few are let through unscored, see probe).
 func rankSome(ctx context.Context, p pattern, roots []string, ents []entry, cand []int32, from int) ([]Match, []int32) {
 	total := len(cand) + max(0, len(ents)-from)
 	at := func(k int) int {
@@ -68,10 +69,29 @@ func rankSome(ctx context.Context, p pattern, roots []string, ents []entry, cand
 	}
 	workers := min(runtime.GOMAXPROCS(0), 12, max(1, total/2048))
 	chunk := (total + workers - 1) / max(workers, 1)
-	bests := make([][]Match, workers)
+	bests := make([][]ranked, workers)
 	hits := make([][]int32, workers)
+	run := func(w, lo, hi int) {
+		var m matcher
+		top := topN{ents: ents}
+		var hit []int32
+		for k := lo; k < hi; k++ {
+			if (k-lo)%1024 == 0 && ctx.Err() != nil {
+				return
+			}
+			i := at(k)
+			score, matched, admit := m.probe(&p, &ents[i], &top)
+			if matched {
+				hit = append(hit, int32(i))
+			}
+			if admit {
+				top.add(ranked{score: score, i: int32(i)})
+			}
+		}
+		bests[w], hits[w] = top.rs, hit
+	}
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := 1; w < workers; w++ {
 		lo, hi := w*chunk, min((w+1)*chunk, total)
 		if lo >= hi {
 			continue
@@ -79,78 +99,119 @@ func rankSome(ctx context.Context, p pattern, roots []string, ents []entry, cand
 		wg.Add(1)
 		go func(w, lo, hi int) {
 			defer wg.Done()
-			var m matcher
-			var top topN
-			for k := lo; k < hi; k++ {
-				if (k-lo)%1024 == 0 && ctx.Err() != nil {
-					return
-				}
-				i := at(k)
-				if mt, ok := m.match(p, roots, ents[i], &top); ok {
-					top.add(mt)
-					hits[w] = append(hits[w], int32(i))
-				} else if ok := m.matched; ok {
-					hits[w] = append(hits[w], int32(i))
-				}
-			}
-			bests[w] = top.ms
+			run(w, lo, hi)
 		}(w, lo, hi)
 	}
+	run(0, 0, min(chunk, total)) // this goroutine takes the first share
 	wg.Wait()
-	var all []Match
+	var all []ranked
 	var matched []int32
 	for w := range bests {
 		all = append(all, bests[w]...)
 		matched = append(matched, hits[w]...)
 	}
-	sortMatches(all)
+	sort.Slice(all, func(i, j int) bool { return lessRanked(ents, all[i], all[j]) })
 	if len(all) > Limit {
 		all = all[:Limit]
 	}
-	if all == nil {
-		all = []Match{}
+	// Only the answer needs its matched indices: they are worked out here,
+	// for at most Limit entries, by the reference scorer.
+	out := make([]Match, 0, len(all))
+	var m matcher
+	for _, r := range all {
+		out = append(out, m.full(p, roots, ents[r.i]))
 	}
-	return all, matched
+	return out, matched
+}
+
+// ranked is a match as ranking keeps it: its score and its entry.
+type ranked struct {
+	score uint32
+	i     int32
+}
+
+// lessRanked orders matches as Codex lists them: higher score first, then
+// path.
+func lessRanked(ents []entry, a, b ranked) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return ents[a.i].path < ents[b.i].path
 }
 
 // topN keeps the best Limit matches seen, and the worst of them, so that a
 // match that cannot enter is turned away with one comparison.
 type topN struct {
-	ms    []Match
+	ents  []entry
+	rs    []ranked
 	worst int
 }
 
 // admits reports whether a match of this score could enter.
 func (t *topN) admits(score uint32) bool {
-	return len(t.ms) < Limit || score >= t.ms[t.worst].Score
+	return len(t.rs) < Limit || score >= t.rs[t.worst].score
 }
 
-func (t *topN) add(m Match) {
-	if len(t.ms) < Limit {
-		t.ms = append(t.ms, m)
-		if len(t.ms) == 1 || less(t.ms[t.worst], m) {
-			t.worst = len(t.ms) - 1
+// admitsBound reports whether some match of entry e scoring at most bound
+// could enter: with equal scores the path decides.
+func (t *topN) admitsBound(bound uint32, e *entry) bool {
+	if len(t.rs) < Limit {
+		return true
+	}
+	w := t.rs[t.worst]
+	return bound > w.score || bound == w.score && e.path < t.ents[w.i].path
+}
+
+func (t *topN) add(r ranked) {
+	if len(t.rs) < Limit {
+		t.rs = append(t.rs, r)
+		if len(t.rs) == 1 || lessRanked(t.ents, t.rs[t.worst], r) {
+			t.worst = len(t.rs) - 1
 		}
 		return
 	}
-	if !less(m, t.ms[t.worst]) {
+	if !lessRanked(t.ents, r, t.rs[t.worst]) {
 		return
 	}
-	t.ms[t.worst] = m
+	t.rs[t.worst] = r
 	t.worst = 0
-	for i := range t.ms {
-		if less(t.ms[t.worst], t.ms[i]) {
+	for i := range t.rs {
+		if lessRanked(t.ents, t.rs[t.worst], t.rs[i]) {
 			t.worst = i
 		}
 	}
 }
 
-// match scores one entry, with the name tiers. It returns ok only for a
-// match that top could admit; m.matched says whether e matched at all.
-func (m *matcher) match(p pattern, roots []string, e entry, top *topN) (Match, bool) {
-	m.matched = false
+// probe tells whether e matches p (matched) and, when the match could
+// enter top, its score (admit). A path of ASCII bytes, the common case,
+// takes the fast path; any other is scored by the reference scorer.
+func (m *matcher) probe(p *pattern, e *entry, top *topN) (score uint32, matched, admit bool) {
+	if e.ascii {
+		return m.probeASCII(p, e, top)
+	}
+	s, _, ok := m.scoreEntry(*p, *e)
+	if !ok {
+		return 0, false, false
+	}
+	return s, true, top.admits(s)
+}
+
+// full is the reference scoring of one entry, with the name tiers and the
+// matched indices: what the answer carries.
+func (m *matcher) full(p pattern, roots []string, e entry) Match {
+	s, idx, _ := m.scoreEntry(p, e)
+	out := Match{Root: roots[e.root], Path: e.path, FileName: e.path[strings.LastIndexByte(e.path, '/')+1:],
+		IsDir: e.isDir, Score: s, Indices: make([]uint32, len(idx))}
+	for i, x := range idx {
+		out.Indices[i] = uint32(x)
+	}
+	return out
+}
+
+// scoreEntry scores one entry by the reference scorer, with the name tiers.
+func (m *matcher) scoreEntry(p pattern, e entry) (uint32, []int, bool) {
 	if !subsequence(p, e.path) {
-		return Match{}, false
+		return 0, nil, false
 	}
 	name := e.path[strings.LastIndexByte(e.path, '/')+1:]
 	// A file whose own name holds the whole match is scored on its name
@@ -169,23 +230,13 @@ func (m *matcher) match(p pattern, roots []string, e entry, top *topN) (Match, b
 	}
 	if !ok {
 		if s, idx, ok = m.score(p, e.path); !ok {
-			return Match{}, false
+			return 0, nil, false
 		}
 	}
-	m.matched = true
 	if utf8.RuneCountInString(name) == p.textRunes && p.foldString(name) == p.text {
 		tier += tierExactName
 	}
-	score := uint32(min(s, 0xffff) + tier)
-	if !top.admits(score) {
-		return Match{}, false
-	}
-	out := Match{Root: roots[e.root], Path: e.path, FileName: name, IsDir: e.isDir,
-		Score: score, Indices: make([]uint32, len(idx))}
-	for i, x := range idx {
-		out.Indices[i] = uint32(x)
-	}
-	return out, true
+	return uint32(min(s, 0xffff) + tier), idx, true
 }
 
 // subsequence is a cheap first test: every atom's characters appear in the
@@ -218,13 +269,3 @@ func subsequence(p pattern, s string) bool {
 	}
 	return true
 }
-
-// less orders matches as Codex lists them: higher score first, then path.
-func less(a, b Match) bool {
-	if a.Score != b.Score {
-		return a.Score > b.Score
-	}
-	return a.Path < b.Path
-}
-
-func sortMatches(ms []Match) { sort.Slice(ms, func(i, j int) bool { return less(ms[i], ms[j]) }) }

@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
-	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -18,6 +17,13 @@ type entry struct {
 	root  int    // index of the root it was found under
 	path  string // relative to that root, '/'-separated
 	isDir bool
+
+	// For the fast path (fast.go), of an ASCII path only: the path folded,
+	// and its characters' mask (all ones for any other path).
+	ascii  bool
+	lower  string
+	nameAt int32 // where the last element starts
+	mask   uint64
 }
 
 // ignoreFiles are read in every directory walked, as ripgrep's walker
@@ -33,7 +39,19 @@ const maxIgnoreFileBytes = 1 << 20
 // excepted) that no ignore file excludes, hidden ones included, following
 // symbolic links to directories once each. It calls emit in walk order
 // and stops early when ctx is done or emit returns false.
+//
+// The walk itself is one depth-first pass, so its order and which of two
+// ways into a directory counts are as a plain recursive walk has them; on
+// a machine with more than one core, readers fetch the directories it has
+// decided to enter ahead of it (see prefetcher).
 func walk(ctx context.Context, roots []string, emit func(entry) bool) {
+	walkReaders(ctx, roots, runtime.GOMAXPROCS(0)-1, emit)
+}
+
+// walkReaders is walk with n readers fetching ahead.
+func walkReaders(ctx context.Context, roots []string, n int, emit func(entry) bool) {
+	pf := newPrefetcher(ctx, n)
+	defer pf.stop()
 	for i, root := range roots {
 		abs, err := filepath.Abs(root)
 		if err != nil {
@@ -42,7 +60,7 @@ func walk(ctx context.Context, roots []string, emit func(entry) bool) {
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 			continue
 		}
-		w := &walker{ctx: ctx, root: i, emit: emit, seen: map[devIno]bool{}}
+		w := &walker{ctx: ctx, root: i, emit: emit, seen: map[devIno]bool{}, pf: pf}
 		w.patterns = parentPatterns(abs)
 		if !w.dir(abs, "") {
 			return
@@ -59,64 +77,81 @@ type walker struct {
 	patterns []gitignore.Pattern
 	seen     map[devIno]bool // directories entered, so a link cycle ends
 	n        int
+	pf       *prefetcher
+	buf      []string // a child's path for the ignore matcher
+}
+
+// child is a directory entry the walk keeps, in the second pass of dir.
+type child struct {
+	name  string
+	abs   string // set for a directory
+	isDir bool
 }
 
 // dir walks the directory abs (rel below the root); false means stop.
 func (w *walker) dir(abs, rel string) bool {
-	if st, err := os.Stat(abs); err == nil {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			k := devIno{uint64(sys.Dev), uint64(sys.Ino)} //nolint:unconvert // widths differ by platform
-			if w.seen[k] {
-				return true
-			}
-			w.seen[k] = true
+	l := w.pf.take(abs, rel == "")
+	if l.idOK {
+		if w.seen[l.id] {
+			return true
 		}
+		w.seen[l.id] = true
 	}
-	saved := len(w.patterns)
-	domain := splitPath(abs)
-	for _, name := range ignoreFiles {
-		w.patterns = append(w.patterns, readPatterns(filepath.Join(abs, name), domain)...)
-	}
-	if rel == "" {
-		// A repository's own excludes, when the root is its top.
-		w.patterns = append(w.patterns, readPatterns(filepath.Join(abs, ".git", "info", "exclude"), domain)...)
-	}
-	defer func() { w.patterns = w.patterns[:saved] }()
-	ents, err := os.ReadDir(abs)
-	if err != nil {
+	if l.err != nil {
 		return true
 	}
-	m := gitignore.NewMatcher(w.patterns)
-	for _, de := range ents {
+	saved := len(w.patterns)
+	w.patterns = append(w.patterns, l.patterns...)
+	defer func() { w.patterns = w.patterns[:saved] }()
+	var m gitignore.Matcher
+	domain := l.domain
+	if len(w.patterns) > 0 {
+		m = gitignore.NewMatcher(w.patterns)
+	}
+	// Decide first, so that the directories to enter can be fetched ahead
+	// while the first of them is walked; then emit and descend in order.
+	kids := make([]child, 0, len(l.ents))
+	var ahead []string
+	for _, de := range l.ents {
+		if m != nil {
+			w.buf = append(append(w.buf[:0], domain...), de.name)
+			if m.Match(w.buf, de.isDir) {
+				continue
+			}
+		}
+		c := child{name: de.name, isDir: de.isDir}
+		if de.isDir {
+			c.abs = joinAbs(abs, de.name)
+			ahead = append(ahead, c.abs)
+		}
+		kids = append(kids, c)
+	}
+	w.pf.want(ahead)
+	for _, c := range kids {
 		w.n++
 		if w.n%1024 == 0 && w.ctx.Err() != nil {
 			return false
 		}
-		name := de.Name()
-		childAbs := filepath.Join(abs, name)
-		isDir := de.IsDir()
-		if de.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(childAbs)
-			if err != nil {
-				continue // a dangling link is no file
-			}
-			isDir = st.IsDir()
-		}
-		if m.Match(append(domain[:len(domain):len(domain)], name), isDir) {
-			continue
-		}
-		childRel := name
+		childRel := c.name
 		if rel != "" {
-			childRel = rel + "/" + name
+			childRel = rel + "/" + c.name
 		}
-		if !w.emit(entry{root: w.root, path: childRel, isDir: isDir}) {
+		if !w.emit(newEntry(w.root, childRel, c.isDir)) {
 			return false
 		}
-		if isDir && !w.dir(childAbs, childRel) {
+		if c.isDir && !w.dir(c.abs, childRel) {
 			return false
 		}
 	}
 	return true
+}
+
+// joinAbs is filepath.Join for a clean absolute dir and a plain name.
+func joinAbs(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 // parentPatterns reads the ignore files of the directories above root, up
