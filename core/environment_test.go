@@ -16,6 +16,7 @@ import (
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
 	"github.com/codexd/codexd/internal/cutproxy"
+	"github.com/codexd/codexd/internal/execproctest"
 	"github.com/codexd/codexd/jsonrpc"
 )
 
@@ -250,6 +251,55 @@ func TestEnvironmentsServerLost(t *testing.T) {
 	}
 	if out := envToolOutput(t, thL, agent.UserInput{Input: text("RUN:echo fine")}); out != "fine\n" {
 		t.Fatalf("the local thread's command printed %q", out)
+	}
+}
+
+// An exec-server that restarts loses its session: the command that ran in
+// it fails, naming the environment and saying the session was refused; the
+// registry opens a fresh session by itself and announces it, and the next
+// turn of the thread runs there.
+func TestEnvironmentsServerRestarted(t *testing.T) {
+	srv := execproctest.Start(t)
+	reg := environment.New(environment.Options{Client: execclient.Options{
+		ReconnectAttempts: 50, ReconnectTimeout: 20 * time.Second, ReconnectMaxBackoff: 100 * time.Millisecond}})
+	t.Cleanup(func() { reg.Close() })
+	if err := reg.Add(environment.AddParams{ID: "r", URL: srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	connected := make(chan struct{}, 1)
+	stop := reg.Watch(func(e environment.Event) {
+		if e.ID == "r" && e.Connected {
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer stop()
+	h := newHarness(t, scriptedByInput(), func(c *Config) { c.Environments = reg })
+	th := h.start(agent.Overrides{Environments: envsOf("r", srv.Root)})
+	if _, err := th.Submit(context.Background(), agent.UserInput{Input: text("RUN:echo started; sleep 60")}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, th, func(ev agent.Event) bool {
+		d, ok := ev.Msg.(agent.CommandOutputDelta)
+		return ok && strings.Contains(string(d.Data), "started")
+	})
+	srv.Kill()
+	srv.Start()
+	evs := until(t, th, isTurnCompleted)
+	cmds := itemsCompleted[*agent.CommandExecution](evs)
+	if len(cmds) != 1 || cmds[0].Output == nil || cmds[0].Status != agent.ItemStatusFailed ||
+		!strings.Contains(*cmds[0].Output, "the exec-server of environment `r` was lost") || !strings.Contains(*cmds[0].Output, "restarted") {
+		t.Fatalf("the command's item: %s", describe(evs))
+	}
+	select {
+	case <-connected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fresh session was not announced")
+	}
+	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo again; pwd")}); out != "again\n"+srv.Root+"\n" {
+		t.Fatalf("the next turn printed %q", out)
 	}
 }
 

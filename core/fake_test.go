@@ -14,6 +14,7 @@ import (
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/internal/execproctest"
 	"github.com/codexd/codexd/sandbox"
 	"go.uber.org/goleak"
 )
@@ -21,6 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	// Sandboxed commands re-execute this test binary as the Landlock helper.
 	sandbox.RunHelperIfRequested()
+	execproctest.ServeIfAsked() // the child of an execproctest.Proc
 	goleak.VerifyTestMain(m)
 }
 

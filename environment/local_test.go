@@ -7,11 +7,15 @@ import (
 
 	"github.com/codexd/codexd/execclient"
 	"github.com/codexd/codexd/execserver"
+	"github.com/codexd/codexd/internal/execproctest"
 	"github.com/codexd/codexd/jsonrpc"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	execproctest.ServeIfAsked() // the child of an execproctest.Proc
+	goleak.VerifyTestMain(m)
+}
 
 func run(t *testing.T, d *execclient.Connector) string {
 	t.Helper()

@@ -87,6 +87,9 @@ type env struct {
 	client     *execclient.Client
 	connecting bool
 	err        error // the last failure seen (dial, drop, lost session)
+	// lost: the last client's session was lost (the exec-server restarted,
+	// or every resume failed); the next fresh session is announced.
+	lost bool
 }
 
 // New returns a registry with Local (if any) and no remote.
@@ -292,21 +295,78 @@ func (r *Registry) client(ctx context.Context, e *env) (*execclient.Client, erro
 	e.mu.Unlock()
 	c, err := e.conn.Connect(ctx)
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.connecting = false
 	if err != nil {
 		e.err = e.connectErr(err)
+		e.mu.Unlock()
 		return nil, e.err
 	}
-	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if closed {
+	if !r.watchClient(e, c) {
+		e.mu.Unlock()
 		c.Close()
 		return nil, execclient.ErrClientClosed
 	}
 	e.client, e.err = c, nil
+	renewed := e.lost
+	e.lost = false
+	e.mu.Unlock()
+	if renewed {
+		// A fresh session replaces the lost one: the threads on this
+		// environment hear it is back, as after a resume.
+		r.emit(Event{ID: e.id, Connected: true})
+	}
 	return c, nil
+}
+
+// watchClient waits in the background for c to end. If its session was
+// lost (not closed by the registry), the registry opens a fresh one by
+// itself, so that the environment comes back without waiting for a turn
+// to ask. False means the registry is closed (nothing was started).
+func (r *Registry) watchClient(e *env, c *execclient.Client) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-c.Done():
+		}
+		if !errors.Is(c.Err(), execclient.ErrSessionLost) {
+			return
+		}
+		e.mu.Lock()
+		e.lost = true
+		e.mu.Unlock()
+		if r.get(e.id) == e { // not replaced by an environment/add since
+			r.renew(e)
+		}
+	}()
+	return true
+}
+
+// renew connects e afresh, retrying with backoff (100ms doubling up to 5s)
+// until it succeeds or the registry closes. Each attempt is one dial
+// bounded by the client's DialTimeout.
+func (r *Registry) renew(e *env) {
+	backoff := 100 * time.Millisecond
+	for {
+		if _, err := r.client(r.ctx, e); err == nil || r.ctx.Err() != nil {
+			return
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
 }
 
 func (e *env) connectErr(err error) error {

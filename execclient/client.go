@@ -504,7 +504,7 @@ func (c *Client) resume(cause error) (*jsonrpc.Conn, int, error) {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && rpcErr.Code != jsonrpc.CodeSessionTaken && rpcErr.Code != jsonrpc.CodeOverloaded {
 			// The server answered and refused: the session is gone.
-			return nil, 0, fmt.Errorf("%w: %v", ErrSessionLost, err)
+			return nil, 0, fmt.Errorf("%w: the exec-server refused to resume session %s (it restarted, or the session outlived its TTL): %v", ErrSessionLost, sid, err)
 		}
 	}
 	return nil, 0, fmt.Errorf("%w: %v", ErrSessionLost, lastErr)
