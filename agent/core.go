@@ -103,9 +103,12 @@ type ThreadInfo struct {
 	Archived      bool
 	Model         string
 	ModelProvider string
-	Cwd           string
-	Source        string
-	ThreadSource  string
+	// ReasoningEffort is the effort the thread last recorded ("" for the
+	// model's default).
+	ReasoningEffort string
+	Cwd             string
+	Source          string
+	ThreadSource    string
 	// Originator is the name of the client that created the thread
 	// (StartOptions.Originator), if known.
 	Originator string

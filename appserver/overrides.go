@@ -87,3 +87,27 @@ func (s *Server) overrides(r overrideReq) (agent.Overrides, error) {
 	}
 	return o, nil
 }
+
+// configModel fills the model, provider and effort r leaves unset with
+// the configuration's (what config writes changed since the server
+// started, else what it started with). Codex 0.169 takes these three
+// from the configuration for every thread/fork, and for a thread/resume
+// that names a model or a provider; only a resume that names neither
+// restores the ones the thread last recorded.
+func (s *Server) configModel(r *overrideReq) {
+	var w overrideReq
+	s.writtenDefaults(&w)
+	d := s.core.Config().Settings
+	fill := func(dst **string, written *string, def string, empty bool) {
+		switch {
+		case *dst != nil:
+		case written != nil:
+			*dst = written
+		case def != "" || empty:
+			*dst = &def
+		}
+	}
+	fill(&r.model, w.model, d.Model, false)
+	fill(&r.provider, w.provider, d.ModelProvider, false)
+	fill(&r.effort, w.effort, d.ReasoningEffort, true) // "" is the model's default
+}

@@ -66,18 +66,21 @@ func wireThread(info agent.ThreadInfo, status appproto.ThreadStatus, loaded *age
 		HistoryMode:   "paginated",
 		ModelProvider: info.ModelProvider,
 		Model:         optString(info.Model),
-		CreatedAt:     info.CreatedAt.Unix(),
-		UpdatedAt:     info.UpdatedAt.Unix(),
-		RecencyAt:     ptr(info.UpdatedAt.Unix()),
-		Status:        status,
-		Path:          optString(info.Path),
-		Cwd:           info.Cwd,
-		CliVersion:    info.CliVersion,
-		Source:        sessionSource(info.Source),
-		ThreadSource:  optString(info.ThreadSource),
-		Originator:    optString(info.Originator),
-		Name:          optString(info.Name),
-		Turns:         turns,
+		// A thread that is not loaded reports the effort its rollout
+		// last recorded, as Codex does.
+		ReasoningEffort: optString(info.ReasoningEffort),
+		CreatedAt:       info.CreatedAt.Unix(),
+		UpdatedAt:       info.UpdatedAt.Unix(),
+		RecencyAt:       ptr(info.UpdatedAt.Unix()),
+		Status:          status,
+		Path:            optString(info.Path),
+		Cwd:             info.Cwd,
+		CliVersion:      info.CliVersion,
+		Source:          sessionSource(info.Source),
+		ThreadSource:    optString(info.ThreadSource),
+		Originator:      optString(info.Originator),
+		Name:            optString(info.Name),
+		Turns:           turns,
 	}
 	if t.CliVersion == "" {
 		t.CliVersion = Version

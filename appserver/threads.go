@@ -139,6 +139,12 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, personality: p.Personality,
 		serviceTier: p.ServiceTier}
 	s.writtenDefaults(&req) // what config writes changed since the server started
+	if p.Model != nil || p.ModelProvider != nil {
+		s.configModel(&req)
+	} else {
+		// The thread's own model, provider and effort, from its rollout.
+		req.model, req.provider, req.effort = nil, nil, nil
+	}
 	o, err := s.overrides(req)
 	if err != nil {
 		return appproto.ThreadResumeResponse{}, err
@@ -227,8 +233,10 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 	if p.Permissions != nil && p.Sandbox != nil {
 		return appproto.ThreadForkResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
 	}
-	o, err := s.overrides(overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
-		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, serviceTier: p.ServiceTier})
+	req := overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
+		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, serviceTier: p.ServiceTier}
+	s.configModel(&req) // a fork's model, provider and effort are the configuration's, not its source's
+	o, err := s.overrides(req)
 	if err != nil {
 		return appproto.ThreadForkResponse{}, err
 	}

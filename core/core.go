@@ -421,7 +421,14 @@ func (c *Core) ResumeThread(ctx context.Context, id string, o agent.Overrides) (
 	if err != nil {
 		return nil, err
 	}
-	return c.loadStored(st, w, o, false)
+	recorded := st.Settings.Model
+	l, err := c.loadStored(st, w, o, false)
+	if t := c.loaded(id); err == nil && t != nil && recorded != "" && l.Info.Model != recorded {
+		// Codex 0.169's warning, word for word: clients match it.
+		t.q.push("", agent.Warning{Message: fmt.Sprintf("This session was recorded with model `%s` but is resuming with `%s`. "+
+			"Consider switching back to `%s` as it may affect Codex performance.", recorded, l.Info.Model, recorded)})
+	}
+	return l, err
 }
 
 // loadStored loads a thread rebuilt by the store.
@@ -742,6 +749,7 @@ func (t *thread) snapshotInfo() agent.ThreadInfo {
 	defer t.mu.Unlock()
 	info := t.info
 	info.Model, info.ModelProvider, info.Cwd = t.settings.Model, t.settings.ModelProvider, t.settings.Cwd
+	info.ReasoningEffort = t.settings.ReasoningEffort
 	return info
 }
 

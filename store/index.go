@@ -19,7 +19,8 @@ import (
 // schemaVersion is the index's PRAGMA user_version. The index is a cache:
 // a file of another version is dropped and rebuilt from the rollouts.
 // 3: rollouts are in Codex's format; the rebuild converts older ones (migrate.go).
-const schemaVersion = 3
+// 4: rows hold the reasoning effort last recorded.
+const schemaVersion = 4
 
 // schema: one row per stored thread. Times are Unix nanoseconds. search is
 // the lowercased preview and name, for a case-insensitive substring filter
@@ -39,6 +40,7 @@ CREATE TABLE threads (
 	cwd            TEXT NOT NULL,
 	model          TEXT NOT NULL,
 	model_provider TEXT NOT NULL,
+	effort         TEXT NOT NULL,
 	source         TEXT NOT NULL,
 	thread_source  TEXT NOT NULL,
 	originator     TEXT NOT NULL,
@@ -152,21 +154,21 @@ func prepareIndex(ctx context.Context, db *sql.DB) (fresh bool, err error) {
 
 func (x *index) close() error { return x.db.Close() }
 
-const rowColumns = `id, path, created_at, updated_at, preview, name, cwd, model, model_provider,
+const rowColumns = `id, path, created_at, updated_at, preview, name, cwd, model, model_provider, effort,
 	source, thread_source, originator, forked_from, cli_version, archived, size, mtime`
 
 func rowArgs(r *row) []any {
 	i := &r.info
 	return []any{i.ID, i.Path, nanos(i.CreatedAt), nanos(i.UpdatedAt), i.Preview, i.Name,
-		searchText(i.Preview, i.Name), i.Cwd, i.Model, i.ModelProvider, i.Source, i.ThreadSource,
+		searchText(i.Preview, i.Name), i.Cwd, i.Model, i.ModelProvider, i.ReasoningEffort, i.Source, i.ThreadSource,
 		i.Originator, i.ForkedFromID, i.CliVersion, boolInt(i.Archived), r.size, r.mtime}
 }
 
 // put inserts or replaces a thread's row, all of it (a rescan, a move).
 func (x *index) put(ctx context.Context, r *row) error {
 	_, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO threads (id, path, created_at, updated_at, preview,
-		name, search, cwd, model, model_provider, source, thread_source, originator, forked_from, cli_version,
-		archived, size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, rowArgs(r)...)
+		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
+		archived, size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, rowArgs(r)...)
 	return err
 }
 
@@ -175,11 +177,11 @@ func (x *index) put(ctx context.Context, r *row) error {
 // archived flag, which Archive may have changed under an open writer.
 func (x *index) putLive(ctx context.Context, r *row) error {
 	_, err := x.db.ExecContext(ctx, `INSERT INTO threads (id, path, created_at, updated_at, preview,
-		name, search, cwd, model, model_provider, source, thread_source, originator, forked_from, cli_version,
-		archived, size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
+		archived, size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, preview = excluded.preview,
 		name = excluded.name, search = excluded.search, cwd = excluded.cwd, model = excluded.model,
-		model_provider = excluded.model_provider, size = excluded.size, mtime = excluded.mtime`, rowArgs(r)...)
+		model_provider = excluded.model_provider, effort = excluded.effort, size = excluded.size, mtime = excluded.mtime`, rowArgs(r)...)
 	return err
 }
 
@@ -208,7 +210,7 @@ func scanRow(rows *sql.Rows) (row, error) {
 	var archived int
 	i := &r.info
 	err := rows.Scan(&i.ID, &i.Path, &created, &updated, &i.Preview, &i.Name, &i.Cwd, &i.Model,
-		&i.ModelProvider, &i.Source, &i.ThreadSource, &i.Originator, &i.ForkedFromID, &i.CliVersion, &archived, &r.size, &r.mtime)
+		&i.ModelProvider, &i.ReasoningEffort, &i.Source, &i.ThreadSource, &i.Originator, &i.ForkedFromID, &i.CliVersion, &archived, &r.size, &r.mtime)
 	i.CreatedAt, i.UpdatedAt = fromNanos(created), fromNanos(updated)
 	i.Archived, i.Materialized = archived != 0, true
 	return r, err

@@ -232,7 +232,7 @@ func (r *replay) info(home, path string) agent.ThreadInfo {
 	return agent.ThreadInfo{
 		ID: m.ID, ForkedFromID: m.ForkedFromID, Preview: r.preview, Name: r.name,
 		Archived: isArchivedPath(home, path), Model: r.settings.Model,
-		ModelProvider: r.settings.ModelProvider, Cwd: r.settings.Cwd, Source: m.Source,
+		ModelProvider: r.settings.ModelProvider, ReasoningEffort: r.settings.ReasoningEffort, Cwd: r.settings.Cwd, Source: m.Source,
 		ThreadSource: m.ThreadSource, Originator: m.Originator, CliVersion: m.CliVersion, Path: path,
 		CreatedAt: m.CreatedAt, UpdatedAt: r.updated, Materialized: r.materialized,
 	}

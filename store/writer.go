@@ -245,7 +245,7 @@ func (w *fileWriter) info() agent.ThreadInfo {
 	return agent.ThreadInfo{
 		ID: m.ID, ForkedFromID: m.ForkedFromID, Preview: s.preview, Name: s.name,
 		Archived: isArchivedPath(w.st.home, w.path), Model: s.settings.Model,
-		ModelProvider: s.settings.ModelProvider, Cwd: s.settings.Cwd, Source: m.Source,
+		ModelProvider: s.settings.ModelProvider, ReasoningEffort: s.settings.ReasoningEffort, Cwd: s.settings.Cwd, Source: m.Source,
 		ThreadSource: m.ThreadSource, Originator: m.Originator, CliVersion: m.CliVersion, Path: w.path,
 		CreatedAt: m.CreatedAt, UpdatedAt: s.updated, Materialized: w.f != nil,
 	}
