@@ -79,18 +79,40 @@ type ContentPart struct {
 
 // MarshalJSON writes the part as the API takes it: an image with its URL,
 // anything else with its text (even when empty).
-func (p ContentPart) MarshalJSON() ([]byte, error) {
+func (p ContentPart) MarshalJSON() ([]byte, error) { return json.Marshal(p.wire()) }
+
+// wirePart is a part as the API takes it. It and wireItem's shapes have no
+// MarshalJSON of their own: encoding/json re-validates and compacts what a
+// MarshalJSON returns, at every level it nests, which made a request's
+// encoding several passes over the whole history (see Request.Body).
+type wirePart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type wireImage struct {
+	Type     string `json:"type"`
+	ImageURL string `json:"image_url"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+func (p ContentPart) wire() any {
 	if p.Type == "input_image" {
-		return json.Marshal(struct {
-			Type     string `json:"type"`
-			ImageURL string `json:"image_url"`
-			Detail   string `json:"detail,omitempty"`
-		}{p.Type, p.ImageURL, p.Detail})
+		return wireImage{p.Type, p.ImageURL, p.Detail}
 	}
-	return json.Marshal(struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}{p.Type, p.Text})
+	return wirePart{p.Type, p.Text}
+}
+
+// wireParts is ps in their wire shapes; nil stays nil.
+func wireParts(ps []ContentPart) []any {
+	if ps == nil {
+		return nil
+	}
+	out := make([]any, len(ps))
+	for i, p := range ps {
+		out[i] = p.wire()
+	}
+	return out
 }
 
 // UnmarshalJSON reads any part; unknown members are ignored.
@@ -125,24 +147,34 @@ func FunctionCallOutput(callID, output string) Item {
 
 // MarshalJSON writes the item in the shape of its type, as Codex sends it.
 func (it Item) MarshalJSON() ([]byte, error) {
-	parts := func(p []ContentPart) []ContentPart {
+	if w := it.wire(); w != nil {
+		return json.Marshal(w)
+	}
+	return it.Raw, nil
+}
+
+// wire is the item in the shape of its type, as Codex sends it, with no
+// MarshalJSON below it; nil for an item of an unknown type with its JSON
+// in Raw, which is sent as it came.
+func (it Item) wire() any {
+	parts := func(p []ContentPart) []any {
 		if p == nil {
-			return []ContentPart{}
+			return []any{}
 		}
-		return p
+		return wireParts(p)
 	}
 	switch it.Type {
 	case ItemMessage:
-		return json.Marshal(struct {
-			Type    string        `json:"type"`
-			Role    string        `json:"role"`
-			Content []ContentPart `json:"content"`
-			Phase   string        `json:"phase,omitempty"`
-			Status  string        `json:"status,omitempty"`
-			ID      string        `json:"id,omitempty"`
-		}{it.Type, it.Role, parts(it.Content), it.Phase, it.Status, it.ID})
+		return struct {
+			Type    string `json:"type"`
+			Role    string `json:"role"`
+			Content []any  `json:"content"`
+			Phase   string `json:"phase,omitempty"`
+			Status  string `json:"status,omitempty"`
+			ID      string `json:"id,omitempty"`
+		}{it.Type, it.Role, parts(it.Content), it.Phase, it.Status, it.ID}
 	case ItemFunctionCall:
-		return json.Marshal(struct {
+		return struct {
 			Type      string `json:"type"`
 			Status    string `json:"status,omitempty"`
 			ID        string `json:"id,omitempty"`
@@ -150,46 +182,42 @@ func (it Item) MarshalJSON() ([]byte, error) {
 			Namespace string `json:"namespace,omitempty"`
 			Arguments string `json:"arguments"`
 			CallID    string `json:"call_id"`
-		}{it.Type, it.Status, it.ID, it.Name, it.Namespace, it.Arguments, it.CallID})
+		}{it.Type, it.Status, it.ID, it.Name, it.Namespace, it.Arguments, it.CallID}
 	case ItemCustomToolCall:
-		return json.Marshal(struct {
+		return struct {
 			Type   string `json:"type"`
 			Status string `json:"status,omitempty"`
 			ID     string `json:"id,omitempty"`
 			CallID string `json:"call_id"`
 			Name   string `json:"name"`
 			Input  string `json:"input"`
-		}{it.Type, it.Status, it.ID, it.CallID, it.Name, it.Input})
+		}{it.Type, it.Status, it.ID, it.CallID, it.Name, it.Input}
 	case ItemFunctionCallOutput, ItemCustomToolCallOutput:
 		var out any = it.Output
 		if it.OutputContent != nil {
-			out = it.OutputContent
+			out = wireParts(it.OutputContent)
 		}
-		return json.Marshal(struct {
+		return struct {
 			Type   string `json:"type"`
 			ID     string `json:"id,omitempty"`
 			CallID string `json:"call_id"`
 			Output any    `json:"output"`
-		}{it.Type, it.ID, it.CallID, out})
+		}{it.Type, it.ID, it.CallID, out}
 	case ItemReasoning:
-		var content []ContentPart
-		if it.Content != nil {
-			content = it.Content
-		}
-		return json.Marshal(struct {
-			Type             string        `json:"type"`
-			ID               string        `json:"id,omitempty"`
-			Summary          []ContentPart `json:"summary"`
-			Content          []ContentPart `json:"content,omitempty"`
-			EncryptedContent string        `json:"encrypted_content,omitempty"`
-		}{it.Type, it.ID, parts(it.Summary), content, it.EncryptedContent})
+		return struct {
+			Type             string `json:"type"`
+			ID               string `json:"id,omitempty"`
+			Summary          []any  `json:"summary"`
+			Content          []any  `json:"content,omitempty"`
+			EncryptedContent string `json:"encrypted_content,omitempty"`
+		}{it.Type, it.ID, parts(it.Summary), wireParts(it.Content), it.EncryptedContent}
 	}
 	if len(it.Raw) > 0 {
-		return it.Raw, nil
+		return nil
 	}
-	return json.Marshal(struct {
+	return struct {
 		Type string `json:"type"`
-	}{it.Type})
+	}{it.Type}
 }
 
 // UnmarshalJSON reads an item of any type and keeps its JSON in Raw.

@@ -67,7 +67,7 @@ type textFormat struct {
 type requestBody struct {
 	Model             string             `json:"model"`
 	Instructions      string             `json:"instructions,omitempty"`
-	Input             []Item             `json:"input"`
+	Input             []any              `json:"input"`
 	Tools             *[]json.RawMessage `json:"tools,omitempty"`
 	ToolChoice        string             `json:"tool_choice"`
 	ParallelToolCalls bool               `json:"parallel_tool_calls"`
@@ -86,7 +86,7 @@ func (r *Request) Body() ([]byte, error) {
 	b := requestBody{
 		Model:             r.Model,
 		Instructions:      r.Instructions,
-		Input:             r.Input,
+		Input:             wireInput(r.Input),
 		ToolChoice:        r.ToolChoice,
 		ParallelToolCalls: r.ParallelToolCalls,
 		Reasoning:         r.Reasoning,
@@ -96,9 +96,6 @@ func (r *Request) Body() ([]byte, error) {
 		ServiceTier:       r.ServiceTier,
 		PromptCacheKey:    r.PromptCacheKey,
 		ClientMetadata:    r.ClientMetadata,
-	}
-	if b.Input == nil {
-		b.Input = []Item{}
 	}
 	if !r.OmitTools {
 		tools := r.Tools
@@ -123,4 +120,20 @@ func (r *Request) Body() ([]byte, error) {
 		}
 	}
 	return json.Marshal(b)
+}
+
+// wireInput is the history in its wire shapes, so that the body is encoded
+// in one pass: through Item's MarshalJSON, encoding/json would validate and
+// compact each item's and each part's encoding again, and a request of a
+// long session spent most of its encoding time doing so.
+func wireInput(items []Item) []any {
+	out := make([]any, len(items))
+	for i, it := range items {
+		if w := it.wire(); w != nil {
+			out[i] = w
+		} else {
+			out[i] = it.Raw
+		}
+	}
+	return out
 }
