@@ -1,6 +1,7 @@
 package mockmodel
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -19,11 +20,20 @@ const ContextExceededMessage = "Your input exceeds the context window of this mo
 // SummaryPrefix opens the mock's compaction summary.
 const SummaryPrefix = "Summary from the mock model."
 
-var windowRE = regexp.MustCompile(`MOCK:window=(\d+)`)
+var (
+	windowRE     = regexp.MustCompile(`MOCK:window=(\d+)`)
+	windowMarker = []byte("MOCK:window=")
+)
 
 // window is the request's window: the last MOCK:window=N in its user
 // messages, else def.
 func (r *request) window(def int64) int64 {
+	// Most requests carry no marker: the body says so in one pass, where
+	// decoding every user message would cost each request of a long session
+	// its whole history again.
+	if !bytes.Contains(r.body, windowMarker) {
+		return def
+	}
 	for i := len(r.input) - 1; i >= 0; i-- {
 		it := r.input[i]
 		if it.Role != "user" {
