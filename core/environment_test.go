@@ -18,6 +18,7 @@ import (
 	"github.com/codexd/codexd/internal/cutproxy"
 	"github.com/codexd/codexd/internal/execproctest"
 	"github.com/codexd/codexd/jsonrpc"
+	"github.com/codexd/codexd/sandbox"
 )
 
 // envServer is a real exec-server on a loopback WebSocket confined to a
@@ -300,6 +301,48 @@ func TestEnvironmentsServerRestarted(t *testing.T) {
 	}
 	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo again; pwd")}); out != "again\n"+srv.Root+"\n" {
 		t.Fatalf("the next turn printed %q", out)
+	}
+}
+
+// A sandboxed command on a remote environment is confined where it runs,
+// by the exec-server with its own sandbox helper: the app-server's
+// executable path means nothing on another machine. Here the exec-server
+// runs from a copy of the binary at another path, and the path the core
+// would wrap commands with does not exist at all.
+func TestEnvironmentsRemoteSandbox(t *testing.T) {
+	if _, err := sandbox.Available(); err != nil {
+		t.Skipf("no Landlock here: %v", err)
+	}
+	srv := execproctest.StartCopy(t)
+	reg := environment.New(environment.Options{})
+	t.Cleanup(func() { reg.Close() })
+	if err := reg.Add(environment.AddParams{ID: "r", URL: srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, scriptedByInput(), func(c *Config) {
+		c.Environments = reg
+		c.Sandbox = LandlockSandbox{Self: filepath.Join(t.TempDir(), "no-such-app-server")}
+	})
+	outside := filepath.Join(t.TempDir(), "escaped")
+	// t.TempDir lives under /tmp, which workspace-write allows unless
+	// excluded.
+	ws := agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite, ExcludeSlashTmp: true, ExcludeTmpdirEnvVar: true}
+	th := h.start(agent.Overrides{Environments: envsOf("r", srv.Root), Sandbox: &ws})
+	out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo in > inside && cat inside && (echo out > " + outside + ") 2>/dev/null || echo denied")})
+	if out != "in\ndenied\n" {
+		t.Fatalf("the confined command printed %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(srv.Root, "inside")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Fatal("the command wrote outside its workspace")
+	}
+	// Read-only: nothing is writable, not even the workspace.
+	ro := agent.SandboxPolicy{Mode: agent.SandboxReadOnly}
+	out = envToolOutput(t, th, agent.UserInput{Input: text("RUN:(echo x > ro) 2>/dev/null || echo denied"), Overrides: agent.Overrides{Sandbox: &ro}})
+	if out != "denied\n" {
+		t.Fatalf("read-only printed %q", out)
 	}
 }
 

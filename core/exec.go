@@ -149,10 +149,11 @@ func (e *execSessions) prune() {
 	oldest.terminate()
 }
 
-// start starts argv under session id.
-func (e *execSessions) start(ctx context.Context, id int, itemID string, argv []string, displayArgv []string, cwd string, tty bool, command string) (*execProc, error) {
+// start starts argv under session id; confine, when set, has the
+// exec-server sandbox it.
+func (e *execSessions) start(ctx context.Context, id int, itemID string, argv []string, displayArgv []string, cwd string, tty bool, command string, confine *execclient.Sandbox) (*execProc, error) {
 	e.prune()
-	p, err := e.spawn(ctx, id, itemID, argv, displayArgv, cwd, tty, command, e.env())
+	p, err := e.spawn(ctx, id, itemID, argv, displayArgv, cwd, tty, command, e.env(), confine)
 	if err != nil {
 		return nil, err
 	}
@@ -164,12 +165,12 @@ func (e *execSessions) start(ctx context.Context, id int, itemID string, argv []
 
 // spawn starts argv through the exec-server and reads its output, without
 // making it one of the thread's sessions.
-func (e *execSessions) spawn(ctx context.Context, id int, itemID string, argv []string, displayArgv []string, cwd string, tty bool, command string, env map[string]string) (*execProc, error) {
+func (e *execSessions) spawn(ctx context.Context, id int, itemID string, argv []string, displayArgv []string, cwd string, tty bool, command string, env map[string]string, confine *execclient.Sandbox) (*execProc, error) {
 	c, err := e.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	proc, err := c.Start(ctx, execclient.StartOptions{Argv: argv, Cwd: cwd, Env: env, TTY: tty})
+	proc, err := c.Start(ctx, execclient.StartOptions{Argv: argv, Cwd: cwd, Env: env, TTY: tty, Sandbox: confine})
 	if err != nil {
 		return nil, err
 	}

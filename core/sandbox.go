@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/execclient"
 )
 
 // Sandbox confines commands. The core wraps every sandboxed command line
@@ -55,4 +56,20 @@ func deniedHeuristic(code int, out string) bool {
 		}
 	}
 	return false
+}
+
+// serverSandbox is policy as an exec-server applies it (nil when the
+// command runs unconfined), with workspace as the directory
+// workspace-write may write under.
+func serverSandbox(p agent.SandboxPolicy, workspace string) *execclient.Sandbox {
+	switch p.Mode {
+	case agent.SandboxReadOnly, agent.SandboxWorkspaceWrite:
+	default: // danger-full-access, external: nothing to confine
+		return nil
+	}
+	return &execclient.Sandbox{
+		WorkspaceWrite: p.Mode == agent.SandboxWorkspaceWrite, Workspace: workspace,
+		WritableRoots: p.WritableRoots, Network: p.NetworkAccess,
+		ExcludeSlashTmp: p.ExcludeSlashTmp, ExcludeTmpdir: p.ExcludeTmpdirEnvVar,
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/codexd/codexd/applypatch"
 	"github.com/codexd/codexd/core/safety"
 	"github.com/codexd/codexd/core/tools"
+	"github.com/codexd/codexd/execclient"
 )
 
 // execCommand runs exec_command: it decides on approval, runs the command
@@ -189,12 +190,19 @@ func (tr *turn) runCommand(x *execCall) string {
 	t := tr.t
 	s := tr.settings
 	argv := x.argv
+	var confine *execclient.Sandbox
 	if x.sandboxed {
-		wrapped, err := t.core.sandbox.Wrap(s.Sandbox, s.Cwd, argv)
-		if err != nil {
-			return fmt.Sprintf("exec_command failed: %v", err)
+		if cl, err := t.exec.dial(tr.ctx); err == nil && !cl.InProcess() {
+			// Another machine, maybe: its exec-server confines the
+			// command with its own helper, as Codex 0.169 asks it to.
+			confine = serverSandbox(s.Sandbox, s.Cwd)
+		} else {
+			wrapped, err := t.core.sandbox.Wrap(s.Sandbox, s.Cwd, argv)
+			if err != nil {
+				return fmt.Sprintf("exec_command failed: %v", err)
+			}
+			argv = wrapped
 		}
-		argv = wrapped
 	}
 	id := t.exec.allocate()
 	it := x.item()
@@ -206,7 +214,7 @@ func (tr *turn) runCommand(x *execCall) string {
 		x.started = true
 	}
 	start := time.Now()
-	p, err := t.exec.start(tr.ctx, id, x.callID, argv, x.argv, x.cwd, x.args.TTY, x.command)
+	p, err := t.exec.start(tr.ctx, id, x.callID, argv, x.argv, x.cwd, x.args.TTY, x.command, confine)
 	if err != nil {
 		t.exec.release(id)
 		msg := err.Error()

@@ -126,7 +126,7 @@ const abortedByUser = "command aborted by user"
 func (tr *turn) execUserShell(it *agent.CommandExecution, argv []string, timeout time.Duration) shellResult {
 	t := tr.t
 	start := time.Now()
-	p, err := t.exec.spawn(tr.ctx, 0, it.ID, argv, argv, it.Cwd, false, it.Command, t.core.userShellEnv(t.id))
+	p, err := t.exec.spawn(tr.ctx, 0, it.ID, argv, argv, it.Cwd, false, it.Command, t.core.userShellEnv(t.id), nil)
 	if err != nil {
 		if tr.ctx.Err() != nil {
 			return shellResult{code: -1, output: abortedByUser}

@@ -127,6 +127,9 @@ type Client struct {
 	opts    Options
 	dial    DialFunc
 	onClose func() // releases what the dialer started (in-process server)
+	// inProcess: the server runs in this process (NewInProcess), on this
+	// machine, so a command may be wrapped with this program's own paths.
+	inProcess bool
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -231,6 +234,7 @@ func NewInProcess(ctx context.Context, srv StreamServer, opts Options) (*Client,
 		serving.Wait()
 		return nil, err
 	}
+	c.inProcess = true
 	return c, nil
 }
 
@@ -316,6 +320,10 @@ func (c *Client) goroutine(fn func()) bool {
 	}()
 	return true
 }
+
+// InProcess reports whether the server runs in this process (NewInProcess),
+// as opposed to one dialled, which may be on another machine.
+func (c *Client) InProcess() bool { return c.inProcess }
 
 // SessionID returns the server's id of the session, stable across resumes.
 func (c *Client) SessionID() string { return c.sessionID }

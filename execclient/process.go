@@ -2,6 +2,7 @@ package execclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,9 @@ type StartOptions struct {
 	PipeStdin bool
 	// Arg0, when set, replaces argv[0] as the child sees it.
 	Arg0 string
+	// Sandbox, when set, has the server confine the process (see Sandbox);
+	// nil runs it as Argv says.
+	Sandbox *Sandbox
 }
 
 // maxWriteChunk splits large writes into several process/write calls.
@@ -84,6 +88,12 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	if env == nil {
 		env = map[string]string{}
 	}
+	var sb json.RawMessage
+	if o.Sandbox != nil {
+		if sb, err = o.Sandbox.wire(); err != nil {
+			return nil, err
+		}
+	}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -104,7 +114,7 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	c.mu.Unlock()
 
 	params := execproto.ProcessStartParams{
-		ProcessID: p.id, Argv: o.Argv, Cwd: cwd, Env: env, Tty: o.TTY, PipeStdin: o.PipeStdin,
+		ProcessID: p.id, Argv: o.Argv, Cwd: cwd, Env: env, Tty: o.TTY, PipeStdin: o.PipeStdin, Sandbox: sb,
 	}
 	if o.Arg0 != "" {
 		arg0 := o.Arg0

@@ -58,13 +58,49 @@ type Proc struct {
 	t *testing.T
 	// Root is the directory the server is confined to; URL its address.
 	Root, URL string
-	addr      string
-	cmd       *exec.Cmd
+	// Bin is the program the process runs (the test binary, or a copy).
+	Bin  string
+	addr string
+	cmd  *exec.Cmd
 }
 
 // Start starts an exec-server process on a free loopback port, confined
 // to a new directory under t.TempDir(); it is killed at the test's end.
 func Start(t *testing.T) *Proc {
+	t.Helper()
+	return StartBinary(t, os.Args[0])
+}
+
+// StartCopy is Start with the test binary copied to another path first:
+// an exec-server whose executable is not where the test's own is, as on
+// another machine.
+func StartCopy(t *testing.T) *Proc {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "elsewhere", "execserver.test")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return StartBinary(t, bin)
+}
+
+// StartBinary is Start running bin, a copy of the test binary.
+func StartBinary(t *testing.T, bin string) *Proc {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -77,7 +113,7 @@ func Start(t *testing.T) *Proc {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	p := &Proc{t: t, addr: addr, Root: root}
+	p := &Proc{t: t, addr: addr, Root: root, Bin: bin}
 	p.Start()
 	t.Cleanup(p.Kill)
 	return p
@@ -86,7 +122,7 @@ func Start(t *testing.T) *Proc {
 // Start starts the process again (after Kill), on the same address.
 func (p *Proc) Start() {
 	p.t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.Command(p.Bin, "-test.run=^$")
 	cmd.Env = append(os.Environ(), execServerEnv+"="+p.addr+" "+p.Root)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
