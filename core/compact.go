@@ -27,15 +27,18 @@ func (c *Core) threshold(model string) int64 {
 }
 
 // autoCompact compacts the history first when the next request would pass
-// the threshold. It is the hook before each model request of a turn.
-func (tr *turn) autoCompact() error {
+// the threshold. It is the hook before each model request of a turn. When
+// it does not compact it returns the request it measured, for the turn to
+// send: building it again would cost each request the history once more.
+func (tr *turn) autoCompact() (*prompt.Request, error) {
 	if len(tr.t.historySnapshot()) == 0 {
-		return nil
+		return nil, nil
 	}
-	if compaction.RequestTokens(tr.buildRequest()) < tr.t.core.threshold(tr.settings.Model) {
-		return nil
+	req := tr.buildRequest()
+	if compaction.RequestTokens(req) < tr.t.core.threshold(tr.settings.Model) {
+		return req, nil
 	}
-	return tr.compact(true)
+	return nil, tr.compact(true)
 }
 
 // isContextExceeded reports whether the model refused the request as too

@@ -19,17 +19,20 @@ type sampleResult struct {
 	usage *prompt.Usage
 }
 
-// sample sends the history to the model and receives one response,
+// sample sends the history to the model (req, or the request built now
+// when nil) and receives one response,
 // retrying a stream that goes idle or is cut up to the provider's
 // stream_max_retries. It returns errSteered when new input arrived
 // meanwhile: the partial response is dropped and the caller asks again.
-func (tr *turn) sample() (sampleResult, error) {
+func (tr *turn) sample(req *prompt.Request) (sampleResult, error) {
 	t := tr.t
 	prov, err := t.core.provider(tr.settings)
 	if err != nil {
 		return sampleResult{}, err
 	}
-	req := tr.buildRequest()
+	if req == nil {
+		req = tr.buildRequest()
+	}
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithCancel(tr.ctx)
 		t.mu.Lock()

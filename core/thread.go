@@ -280,11 +280,18 @@ func (t *thread) shutdown() {
 	t.core.forget(t)
 }
 
-// historySnapshot copies the model history.
+// historySnapshot is the model history as it is now.
+//
+// It is a view, not a copy: the history's items are never changed in place
+// (appendHistory appends, replaceHistory replaces the slice), so the items
+// a view covers stay as they were, and its capacity ends at its length, so
+// that an append to it copies. Callers must not write to its items. A turn
+// takes several snapshots per model request, and copying the history each
+// time was a cost that grew with it.
 func (t *thread) historySnapshot() []prompt.Item {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]prompt.Item(nil), t.history...)
+	return t.history[:len(t.history):len(t.history)]
 }
 
 func (t *thread) appendHistory(turnID string, items ...prompt.Item) {

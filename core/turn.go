@@ -194,10 +194,11 @@ func (tr *turn) loop() (agent.TurnStatus, *agent.TurnError) {
 			return agent.TurnStatusInterrupted, nil
 		}
 
-		if err := tr.autoCompact(); err != nil && tr.ctx.Err() == nil {
+		req, err := tr.autoCompact()
+		if err != nil && tr.ctx.Err() == nil {
 			return agent.TurnStatusFailed, turnError(err)
 		}
-		res, err := tr.sample()
+		res, err := tr.sample(req)
 		switch {
 		case tr.ctx.Err() != nil:
 			return agent.TurnStatusInterrupted, nil
