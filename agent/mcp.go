@@ -158,5 +158,13 @@ type MCPElicitationAnswer struct {
 	Result MCPElicitationResult
 }
 
-func (MCPElicitationRequest) isEventMsg() {}
-func (MCPElicitationAnswer) isOp()        {}
+// MCPElicitationWithdrawn says that the MCP server gave up on the
+// MCPElicitationRequest with this ID before it was answered (it cancelled
+// its elicitation/create): nobody should answer it any more.
+type MCPElicitationWithdrawn struct {
+	ID string
+}
+
+func (MCPElicitationRequest) isEventMsg()   {}
+func (MCPElicitationWithdrawn) isEventMsg() {}
+func (MCPElicitationAnswer) isOp()          {}

@@ -190,6 +190,8 @@ func (t *thread) apply(ev agent.Event, out *outbox) {
 		t.mcpApprovalLocked(ev, m, out)
 	case agent.MCPElicitationRequest:
 		t.mcpElicitationLocked(ev, m, out)
+	case agent.MCPElicitationWithdrawn:
+		t.mcpElicitationWithdrawnLocked(m, out)
 	case agent.UserInputRequest:
 		t.userInputLocked(ev, m, out)
 

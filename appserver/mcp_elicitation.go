@@ -13,7 +13,8 @@ import (
 // server's form (or URL) and its _meta (null when it sent none). The
 // rules of every server request hold: the first answer wins, a turn
 // boundary withdraws it (the core then tells the server "cancel"), and
-// with no subscriber left it is declined.
+// with no subscriber left it is declined; a server that cancels it has it
+// withdrawn at once.
 func (t *thread) mcpElicitationLocked(ev agent.Event, m agent.MCPElicitationRequest, out *outbox) {
 	e := m.Elicitation
 	meta := jsontext.Value(e.Meta)
@@ -33,6 +34,21 @@ func (t *thread) mcpElicitationLocked(ev agent.Event, m agent.MCPElicitationRequ
 	}
 	t.issueLocked(&serverRequest{thread: t, turnID: ev.TurnID, kind: kindMCPElicitation, callID: m.ID,
 		req: &outRequest{method: appproto.McpServerElicitationRequest.Name(), params: p}}, out)
+}
+
+// mcpElicitationWithdrawnLocked withdraws the request of an elicitation
+// its MCP server gave up on (the core has answered the server already):
+// every recipient gets serverRequest/resolved now, where Codex 0.169
+// leaves the request pending to the turn's end (README
+// [mcp-elicitation-withdrawn]).
+func (t *thread) mcpElicitationWithdrawnLocked(m agent.MCPElicitationWithdrawn, out *outbox) {
+	for _, r := range t.st.requests {
+		if r.kind == kindMCPElicitation && r.callID == m.ID {
+			t.withdrawLocked(r, out)
+			t.refreshFlagsLocked(out)
+			return
+		}
+	}
 }
 
 // mcpElicitationAnswer reads a client's answer for the server: accept

@@ -66,3 +66,44 @@ func TestMCPApprovalEndToEnd(t *testing.T) {
 	}
 	c.note("turn/completed")
 }
+
+// An MCP server that cancels its elicitation/create (notifications/
+// cancelled) has its mcpServer/elicitation/request withdrawn at once:
+// serverRequest/resolved while the call still runs (the server then asks
+// again and waits), not at the turn's end as Codex 0.169 does (README
+// [mcp-elicitation-withdrawn]), and the thread no longer waits on it.
+func TestMCPElicitationWithdrawnByServer(t *testing.T) {
+	// An older protocol, with which the SDK's server may send
+	// elicitation/create itself (and so cancel it).
+	table := fmt.Sprintf("[mcp_servers.tests]\ncommand = %q\nargs = [\"-protocol\", \"2025-11-25\"]\nrequired = true\n", buildMCPTestServer(t))
+	e := newMCPEnv(t, table)
+	c := e.dial("A")
+	c.initialize(nil)
+	thread := c.startThread(nil)
+	c.startTurn(thread, `MOCK:tool mcp__tests__withdraw {"message":"Name?","ms":200,"again":true}`)
+	first := c.serverRequest(elicitationMethod)
+	if first.str(t, "/message") != "Name?" {
+		t.Fatalf("first request: %s", first)
+	}
+	// The second question comes whatever happens to the first; the turn
+	// cannot end before it is answered, so the first is withdrawn now or
+	// never before the turn's end.
+	second := c.serverRequest(elicitationMethod)
+	if second.str(t, "/message") != "Name? (again)" {
+		t.Fatalf("second request: %s", second)
+	}
+	resolved := c.note("serverRequest/resolved")
+	var id any
+	if err := resolved.param("/requestId", &id); err != nil || fmt.Sprint(id) != string(first.ID) {
+		t.Fatalf("resolved %s, want the first request %s", resolved, first.ID)
+	}
+	c.send(`{"id":` + string(first.ID) + `,"result":{"action":"accept","content":{"name":"late"}}}`)
+	c.send(`{"id":` + string(second.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+	done := c.next("the call's item/completed", func(m *wmsg) bool {
+		return m.Method == "item/completed" && strings.Contains(string(m.Params), `"type":"mcpToolCall"`)
+	})
+	if !strings.Contains(string(done.Params), `withdrawn; then action=accept`) {
+		t.Fatalf("item/completed: %s", done)
+	}
+	c.note("turn/completed")
+}

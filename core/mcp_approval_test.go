@@ -16,6 +16,9 @@ type fakeMCP struct {
 	mu     sync.Mutex
 	calls  []string
 	elicit agent.MCPElicitFunc // the thread's, for a tool named "elicit"
+	// giveUp, closed by a test, makes the tool "withdraw" give up on its
+	// elicitation (as a server's notifications/cancelled does).
+	giveUp chan struct{}
 }
 
 func (f *fakeMCP) Tools() []agent.MCPTool { return f.tools }
@@ -24,6 +27,13 @@ func (f *fakeMCP) Call(ctx context.Context, server, tool string, args json.RawMe
 	f.calls = append(f.calls, tool)
 	elicit := f.elicit
 	f.mu.Unlock()
+	if tool == "withdraw" {
+		ctx, cancel := context.WithCancel(ctx)
+		go func() { <-f.giveUp; cancel() }()
+		r := elicit(ctx, agent.MCPElicitation{Server: server, Mode: "form", Message: "Name?"})
+		b, _ := json.Marshal(r)
+		return &agent.MCPResult{Content: []json.RawMessage{b}}, nil
+	}
 	if tool == "elicit" {
 		r := elicit(ctx, agent.MCPElicitation{Server: server, Mode: "form", Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
 		b, _ := json.Marshal(r)

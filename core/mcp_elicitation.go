@@ -14,7 +14,8 @@ var elicitSeq atomic.Uint64
 // the running turn: the turn emits MCPElicitationRequest and waits for the
 // answer. Without a running turn there is no one to ask, and the server
 // is declined; when the turn ends, or the server gives up (ctx), first,
-// the server gets "cancel".
+// the server gets "cancel", and a server that gave up has its request
+// withdrawn (MCPElicitationWithdrawn).
 func (t *thread) elicit(ctx context.Context, e agent.MCPElicitation) agent.MCPElicitationResult {
 	t.mu.Lock()
 	var tr *turn
@@ -37,8 +38,14 @@ func (t *thread) elicit(ctx context.Context, e agent.MCPElicitation) agent.MCPEl
 		}
 		return agent.MCPElicitationResult{Action: "decline"}
 	case <-tr.ctx.Done():
+		tr.dropRequest(id)
 	case <-ctx.Done():
+		// The server gave up (notifications/cancelled): withdraw the
+		// question now rather than at the turn's end, unless an answer
+		// took it first.
+		if tr.takeRequest(id) {
+			tr.emit(agent.MCPElicitationWithdrawn{ID: id})
+		}
 	}
-	tr.dropRequest(id)
 	return agent.MCPElicitationResult{Action: "cancel"}
 }

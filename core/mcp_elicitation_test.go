@@ -49,6 +49,34 @@ func TestMCPElicitation(t *testing.T) {
 			t.Fatalf("%s", describe(evs))
 		}
 	})
+	t.Run("server gives up", func(t *testing.T) {
+		// The server cancels its request: the request is withdrawn at
+		// once (MCPElicitationWithdrawn), not left pending to the turn's
+		// end, and a late answer finds nothing to answer.
+		f := &fakeMCP{tools: []agent.MCPTool{mcpTool("withdraw", "approve", nil, nil, nil)}, giveUp: make(chan struct{})}
+		h, _ := mcpHarness(t, f, mcpCallResponse("call_1", "withdraw", `{}`), textResponse("msg_2", "done"))
+		th := h.start(agent.Overrides{})
+		h.submit(th, agent.UserInput{Input: text("ask me")})
+		evs := until(t, th, isElicitation)
+		req := evs[len(evs)-1].Msg.(agent.MCPElicitationRequest)
+		close(f.giveUp)
+		evs = until(t, th, func(ev agent.Event) bool {
+			_, done := ev.Msg.(agent.ItemCompleted)
+			w, ok := ev.Msg.(agent.MCPElicitationWithdrawn)
+			return done || ok && w.ID == req.ID
+		})
+		if _, ok := evs[len(evs)-1].Msg.(agent.MCPElicitationWithdrawn); !ok {
+			t.Fatalf("not withdrawn before the call completed: %s", describe(evs))
+		}
+		evs = until(t, th, isTurnCompleted)
+		items := itemsCompleted[*agent.MCPToolCall](evs)
+		if len(items) != 1 || items[0].Result == nil || string(items[0].Result.Content[0]) != `{"Action":"cancel","Content":null}` {
+			t.Fatalf("%s", describe(evs))
+		}
+		if _, err := th.Submit(context.Background(), agent.MCPElicitationAnswer{ID: req.ID}); err == nil {
+			t.Fatal("an answer to a withdrawn request was taken")
+		}
+	})
 	t.Run("no turn", func(t *testing.T) {
 		f := &fakeMCP{tools: []agent.MCPTool{elicitTool}}
 		h, _ := mcpHarness(t, f)

@@ -105,10 +105,16 @@ func (tr *turn) request(key string) chan agent.Op {
 	return ch
 }
 
-func (tr *turn) dropRequest(key string) {
+func (tr *turn) dropRequest(key string) { tr.takeRequest(key) }
+
+// takeRequest removes a request's waiter, reporting whether it was still
+// waiting (no answer had taken it).
+func (tr *turn) takeRequest(key string) bool {
 	tr.t.mu.Lock()
+	defer tr.t.mu.Unlock()
+	_, ok := tr.requests[key]
 	delete(tr.requests, key)
-	tr.t.mu.Unlock()
+	return ok
 }
 
 // await waits for the answer to a request; ok is false when the turn was

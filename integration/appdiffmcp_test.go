@@ -25,7 +25,8 @@ func buildMCPTestServer(t *testing.T) string {
 }
 
 // The rules of the MCP sessions (README ids [mcp-status-now],
-// [mcp-error-text] and [mcp-startup-order]), appended to appRules.
+// [mcp-error-text], [mcp-startup-order] and [mcp-elicitation-withdrawn]),
+// appended to appRules.
 func init() {
 	appRules = append(appRules,
 		// Why a server failed to start is said in codexd's words.
@@ -65,6 +66,15 @@ func init() {
 				return v
 			}
 			it.codex, it.codexd = front(it.codex), front(it.codexd)
+		}},
+		// An elicitation its MCP server cancelled is withdrawn at once
+		// (serverRequest/resolved, and the thread's waiting flag with it);
+		// Codex leaves it pending to the turn's end. When each goes out
+		// depends on when the cancellation arrives, so a session that
+		// declares this compares neither.
+		appRule{id: "mcp-elicitation-withdrawn", declared: true, fix: func(_ *appSession, it *appItem) {
+			dropNotesBoth(it, "serverRequest/resolved")
+			dropNotesBoth(it, "thread/status/changed")
 		}},
 	)
 }

@@ -77,9 +77,9 @@ required = true
 	// status line.
 	tui.waitText(wait, "mock-model")
 	command("/mcp")
-	tui.waitText(wait, "MCP Tools", "tests: connected (7 tools)")
+	tui.waitText(wait, "MCP Tools", "tests: connected (8 tools)")
 	command("/mcp verbose")
-	tui.waitText(wait, "Tools: crash, destroy, echo, elicit, open, pid, slow")
+	tui.waitText(wait, "Tools: crash, destroy, echo, elicit, open, pid, slow, withdraw")
 
 	// 2. The model calls the server's echo tool: the TUI shows the call
 	// and its result, and the model gets the output.

@@ -130,7 +130,7 @@ func TestStdioServerToolsAndCall(t *testing.T) {
 			t.Fatalf("echo: annotations or schema lost: %+v %s", tl, tl.InputSchema)
 		}
 	}
-	if got := strings.Join(names, ","); got != "mcp__ts/crash,mcp__ts/destroy,mcp__ts/echo,mcp__ts/elicit,mcp__ts/open,mcp__ts/pid,mcp__ts/slow" {
+	if got := strings.Join(names, ","); got != "mcp__ts/crash,mcp__ts/destroy,mcp__ts/echo,mcp__ts/elicit,mcp__ts/open,mcp__ts/pid,mcp__ts/slow,mcp__ts/withdraw" {
 		t.Fatalf("tools: %s", got)
 	}
 	if out, err := call(t, m, "ts", "echo", `{"text":"hi there"}`); err != nil || out != "hi there" {
@@ -223,7 +223,7 @@ func TestSlowServerIsNeverFailed(t *testing.T) {
 			n++
 		}
 	}
-	if n != 7 {
+	if n != 8 {
 		t.Fatalf("slow server's tools: %d", n)
 	}
 	for _, e := range log.events() {
@@ -252,7 +252,7 @@ func TestCrashMidCallRestartsOnNextUse(t *testing.T) {
 		t.Fatalf("reason: %q", reason)
 	}
 	// The tools stay listed, unavailable.
-	if len(m.Tools()) != 7 || m.Statuses()[0].Available {
+	if len(m.Tools()) != 8 || m.Statuses()[0].Available {
 		t.Fatalf("after the crash: %d tools, %+v", len(m.Tools()), m.Statuses()[0])
 	}
 	pid2, err := call(t, m, "ts", "pid", `{}`)

@@ -4,7 +4,8 @@
 //
 // Flags: -delay D waits D before reading its input (a slow start);
 // -garbage answers every line with text that is not JSON-RPC;
-// -http ADDR serves streamable HTTP instead of stdio (and prints the URL).
+// -http ADDR serves streamable HTTP instead of stdio (and prints the URL);
+// -protocol V negotiates only protocol version V.
 //
 // Tools: echo {text} returns the text; crash exits the process mid-call;
 // slow {ms} sleeps, sending progress, until done or cancelled;
@@ -12,7 +13,11 @@
 // destroy {text} echoes but is annotated destructive, and open {text}
 // echoes with every hint false (for approval decisions); elicit {message}
 // asks the client for a form with a name field and returns the action and
-// content it got.
+// content it got; withdraw {message, ms, again} asks likewise with
+// elicitation/create (which the SDK allows before protocol 2026-07-28
+// only: see -protocol), gives up after ms milliseconds
+// (notifications/cancelled), with again asks a second time and waits, and
+// returns what came of it.
 //
 // It is a test fixture only: it must never be shipped or used by codexd itself.
 package main
@@ -40,6 +45,12 @@ type elicitArgs struct {
 	Message string `json:"message,omitempty" jsonschema:"what to ask the user"`
 }
 
+type withdrawArgs struct {
+	Message string `json:"message,omitempty" jsonschema:"what to ask the user"`
+	MS      int    `json:"ms" jsonschema:"how long to wait for the answer, in milliseconds"`
+	Again   bool   `json:"again,omitempty" jsonschema:"ask a second time, waiting for the answer"`
+}
+
 type slowArgs struct {
 	MS int `json:"ms" jsonschema:"how long to take, in milliseconds"`
 }
@@ -50,6 +61,7 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address")
 	name := flag.String("name", "testserver", "server name")
 	extra := flag.String("tool", "", "the name of one more tool, which echoes like echo")
+	protocol := flag.String("protocol", "", "the only MCP protocol version to negotiate (an older one lets the server send elicitation/create to the SDK's client)")
 	flag.Parse()
 	time.Sleep(*delay)
 	if *garbage {
@@ -59,7 +71,11 @@ func main() {
 		}
 		return
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, nil)
+	var opts *mcp.ServerOptions
+	if *protocol != "" {
+		opts = &mcp.ServerOptions{SupportedProtocolVersions: []string{*protocol}}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, opts)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
@@ -94,6 +110,28 @@ func main() {
 			}
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(
 				`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`)}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "withdraw", Description: "Asks the user for a name, then gives up.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, a withdrawArgs) (*mcp.CallToolResult, any, error) {
+			// elicitation/create itself, cancelled (the SDK sends
+			// notifications/cancelled) when the wait is over.
+			wait, cancel := context.WithTimeout(ctx, time.Duration(a.MS)*time.Millisecond)
+			defer cancel()
+			r, err := req.Session.Elicit(wait, &mcp.ElicitParams{Message: a.Message, RequestedSchema: json.RawMessage(
+				`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`)})
+			text := "withdrawn"
+			if err == nil {
+				text = "answered: action=" + r.Action
+			}
+			if a.Again {
+				r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: a.Message + " (again)", RequestedSchema: json.RawMessage(
+					`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`)})
+				if err != nil {
+					return nil, nil, err
+				}
+				text += "; then action=" + r.Action
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
