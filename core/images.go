@@ -28,14 +28,20 @@ const (
 	imageClose     = "</image>"
 )
 
-// The texts that replace an image the model cannot be sent. Codex's facts,
-// codexd's words.
+// The texts that replace an image the model cannot be sent: Codex
+// 0.169's placeholders, word for word (they are fixed texts the model is
+// trained to read, and TestRequestDifferential compares them with
+// Codex's). An image whose bytes are past the input limit "exceeded the
+// supported size limit"; one whose pixels are past the decoding budget,
+// or that does not decode, "could not be processed", as Codex reports an
+// image its decoder refuses. The text for a file that cannot be read is
+// codexd's words for Codex's facts.
 const (
 	imageUnreadableText  = "codexd could not read the local image at `%s`: %s"
-	imageUnusableText    = "image omitted: it could not be decoded or prepared"
-	imageTooLargeText    = "image omitted: it is larger than the supported limit; send a smaller image"
-	imageRemoteText      = "image omitted: remote image URLs are not supported"
-	imageLowDetailText   = "image omitted: detail 'low' is not supported; use 'high', 'original' or 'auto'"
+	imageUnusableText    = "image content omitted because it could not be processed"
+	imageTooLargeText    = "image content omitted because it exceeded the supported size limit; use a smaller image"
+	imageRemoteText      = "image content omitted because remote image URLs are not supported"
+	imageLowDetailText   = "image content omitted because detail 'low' is not supported; use 'high', 'original', or 'auto'"
 	detailHigh           = "high"
 	detailOriginal       = "original"
 	imageDetailLow       = "low"
@@ -82,9 +88,15 @@ func readImageFile(ctx context.Context, c *Core, path string) ([]byte, error) {
 		return nil, errNotAFile
 	}
 	if st.Size > imageinput.MaxInputBytes {
-		return nil, fmt.Errorf("the file has %d bytes, more than the %d an image may have", st.Size, imageinput.MaxInputBytes)
+		return nil, errImageFileTooLarge(st.Size)
 	}
 	return ec.ReadFile(ctx, path)
+}
+
+// errImageFileTooLarge: a file of size bytes is past imageinput's input
+// limit, and is not read.
+func errImageFileTooLarge(size uint64) error {
+	return fmt.Errorf("%w: the file has %d bytes, more than the %d an image may have", imageinput.ErrTooLarge, size, imageinput.MaxInputBytes)
 }
 
 // localImageParts are a localImage input's parts, the nth image of its
@@ -99,12 +111,19 @@ func (p imagePrep) localImageParts(in agent.Input, n int) []prompt.Content {
 	if path != "" && p.read != nil {
 		data, err = p.read(path)
 	}
-	if err != nil {
+	part := prompt.Content{Type: "input_text", Text: imageTooLargeText}
+	switch {
+	case errors.Is(err, imageinput.ErrTooLarge):
+		// Readable, but past the limit: the image's place says so, as
+		// Codex says of an image it will not send for its size.
+	case err != nil:
 		return []prompt.Content{{Type: "input_text", Text: fmt.Sprintf(imageUnreadableText, in.Path, readErrorText(err))}}
+	default:
+		part = p.prepare(data, in.Detail)
 	}
 	return []prompt.Content{
 		{Type: "input_text", Text: fmt.Sprintf(localImageOpen, n, in.Path)},
-		p.prepare(data, in.Detail),
+		part,
 		{Type: "input_text", Text: imageClose},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/core/tools"
+	"github.com/codexd/codexd/imageinput"
 )
 
 // The view_image tool, as Codex 0.169 runs it: the file (a relative path
@@ -15,10 +16,13 @@ import (
 // prepared as a user's image is (images.go); the output is a list holding
 // the one image, at the detail the model takes. A file that cannot be read
 // or is no image is answered with a text saying so, and shows no item.
+// An image that cannot be prepared, whatever the reason (its pixels past
+// the decoding budget too), is answered with Codex 0.169's one text for
+// it: Codex has no other (side by side, it answers so for a 60000×60000
+// header and for a whole 12000×12000 PNG).
 const (
 	viewImageNotFound  = "unable to locate image at `%s`: %s"
 	viewImageBadImage  = "unable to process image: invalid or unsupported image data"
-	viewImageTooLarge  = "unable to process image: it is larger than the supported limit"
 	viewImageArgsError = "failed to parse function arguments: %v"
 	viewImageNotAFile  = "image path `%s` is not a file"
 )
@@ -37,14 +41,14 @@ func (tr *turn) viewImage(call prompt.Item) prompt.Item {
 	if errors.Is(err, errNotAFile) {
 		return toolOutput(call, fmt.Sprintf(viewImageNotAFile, path))
 	}
+	if errors.Is(err, imageinput.ErrTooLarge) {
+		return toolOutput(call, viewImageBadImage) // a file past the input limit is not read
+	}
 	if err != nil {
 		return toolOutput(call, fmt.Sprintf(viewImageNotFound, path, readErrorText(err)))
 	}
 	part := prep.prepare(data, "")
 	if part.Type != "input_image" {
-		if part.Text == imageTooLargeText {
-			return toolOutput(call, viewImageTooLarge)
-		}
 		return toolOutput(call, viewImageBadImage)
 	}
 	item := &agent.ImageView{ID: call.CallID, Path: path}

@@ -61,12 +61,16 @@ const MaxDecodedBytes = 512 << 20
 // keeps a row of the source).
 const MaxSide = 65535
 
-// Errors. ErrTooLarge is its own kind because the model is told a
-// different thing for it.
+// Errors. ErrTooLarge (bytes past MaxInputBytes) is its own kind because
+// the model is told a different thing for it, as Codex tells it. An image
+// whose pixels are past the decoding budget (ErrTooManyPixels) is, for
+// the model, one that could not be processed, as Codex reports an image
+// its decoder refuses.
 var (
-	ErrTooLarge    = errors.New("the image is too large")
-	ErrUnsupported = errors.New("not a PNG, JPEG, GIF or WebP image")
-	ErrDataURL     = errors.New("not a base64 data URL")
+	ErrTooLarge      = errors.New("the image is too large")
+	ErrTooManyPixels = errors.New("the image has more pixels than can be decoded")
+	ErrUnsupported   = errors.New("not a PNG, JPEG, GIF or WebP image")
+	ErrDataURL       = errors.New("not a base64 data URL")
 )
 
 // Prepared is an image ready for the prompt.
@@ -98,7 +102,7 @@ func Prepare(data []byte, lim Limits) (Prepared, error) {
 		return Prepared{}, fmt.Errorf("decoding the image: %dx%d pixels", cfg.Width, cfg.Height)
 	}
 	if cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height)*4 > MaxDecodedBytes {
-		return Prepared{}, fmt.Errorf("%w: %dx%d pixels", ErrTooLarge, cfg.Width, cfg.Height)
+		return Prepared{}, fmt.Errorf("%w: %dx%d pixels", ErrTooManyPixels, cfg.Width, cfg.Height)
 	}
 	// Decode even when the bytes go out as they are: a file that does not
 	// decode is not sent.

@@ -178,8 +178,8 @@ func pngHeader(w, h uint32) []byte {
 
 func TestPrepareRefusesAHugeImageBeforeDecoding(t *testing.T) {
 	for _, d := range [][2]uint32{{60000, 60000}, {100000, 1}} {
-		if _, err := Prepare(pngHeader(d[0], d[1]), High); !errors.Is(err, ErrTooLarge) {
-			t.Errorf("%v: got %v, want ErrTooLarge", d, err)
+		if _, err := Prepare(pngHeader(d[0], d[1]), High); !errors.Is(err, ErrTooManyPixels) || errors.Is(err, ErrTooLarge) {
+			t.Errorf("%v: got %v, want ErrTooManyPixels", d, err)
 		}
 	}
 	var stats testingMem

@@ -5,9 +5,12 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"image"
 	_ "image/png"
 	"io"
@@ -40,7 +43,10 @@ import (
 // the model request's differences.
 //
 // Session, per model: a command (MOCK:exec), a patch (a custom
-// apply_patch call), a turn with a local image, a turn after the cwd,
+// apply_patch call), a turn with a local image, one with an image whose
+// header claims 60000×60000 pixels, one at detail "low", view_image of a
+// whole 12000×12000 PNG and of the 60000×60000 header (the texts that
+// replace an image are compared word for word), a turn after the cwd,
 // sandbox and approval policy changed, a turn on another model (gpt-5.4;
 // not from the code-mode model), and a turn of the thread resumed by a new
 // server process.
@@ -87,6 +93,19 @@ func TestRequestDifferential(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	if dump := os.Getenv("CODEXD_REQDIFF_DUMP"); dump != "" {
+		// Every request body of both sides, for a look by hand.
+		for i, c := range cases {
+			for k, side := range []string{"codex", "codexd"} {
+				for n, ex := range results[i][k] {
+					name := fmt.Sprintf("%s-%s-%s-%02d.json", strings.ReplaceAll(c.model, "/", "_"), c.sandbox, side, n+1)
+					if err := os.WriteFile(filepath.Join(dump, name), ex.Body, 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}
+	}
 	used := map[string]int{}
 	for i, c := range cases {
 		name := c.model + "/" + c.sandbox
@@ -196,6 +215,14 @@ func reqRunSession(bin, dir, model, sandbox string) ([]*mockmodel.Exchange, erro
 	if err := os.WriteFile(filepath.Join(work, "dot.png"), dot, 0o644); err != nil {
 		return nil, err
 	}
+	// A PNG whose header claims 60000×60000 pixels (14 GB decoded), for
+	// the turns with an image too large.
+	if err := os.WriteFile(filepath.Join(work, "huge.png"), reqPNGHeader(60000, 60000), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(work, "big.png"), reqBigPNG(), 0o644); err != nil {
+		return nil, err
+	}
 	script, err := mockmodel.ParseScript([]byte(`{"rules": [
 	  {"when": {"userContains": "PATCHME", "step": 0},
 	   "respond": {"output": [{"type": "custom_tool_call", "name": "apply_patch",
@@ -248,7 +275,12 @@ stream_max_retries = 0
 	turn := func(s *reqServer, text string, extra map[string]any) error {
 		input := []any{map[string]any{"type": "text", "text": text, "text_elements": []any{}}}
 		if img, ok := extra["localImage"]; ok {
-			input = append(input, map[string]any{"type": "localImage", "path": img})
+			li := map[string]any{"type": "localImage", "path": img}
+			if d, ok := extra["detail"]; ok {
+				li["detail"] = d
+				delete(extra, "detail")
+			}
+			input = append(input, li)
 			delete(extra, "localImage")
 		}
 		p := map[string]any{"threadId": tid, "input": input}
@@ -267,6 +299,10 @@ stream_max_retries = 0
 		{"MOCK:exec echo hi", nil},
 		{"PATCHME add a note", nil},
 		{"MOCK:hello look at this", map[string]any{"localImage": filepath.Join(work, "dot.png")}},
+		{"MOCK:hello a huge one", map[string]any{"localImage": filepath.Join(work, "huge.png")}},
+		{`MOCK:tool view_image {"path":"big.png"}`, nil},
+		{"MOCK:hello at low detail", map[string]any{"localImage": filepath.Join(work, "dot.png"), "detail": "low"}},
+		{`MOCK:tool view_image {"path":"huge.png"}`, nil},
 		{"MOCK:hello after the change", map[string]any{"cwd": filepath.Join(work, "sub"), "approvalPolicy": "on-request", "sandboxPolicy": map[string]any{"type": "readOnly"}}},
 	}
 	if model != "codex-auto-review" {
@@ -648,3 +684,44 @@ func reqBlock(text string, first bool, mask func(string) string) string {
 	}
 	return mask(text)
 }
+
+// reqPNGHeader is the start of a PNG file of w×h RGBA pixels: a valid
+// header and no pixels.
+func reqPNGHeader(w, h uint32) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], w)
+	binary.BigEndian.PutUint32(ihdr[4:], h)
+	ihdr[8], ihdr[9] = 8, 6
+	chunk := append([]byte("IHDR"), ihdr...)
+	binary.Write(&b, binary.BigEndian, uint32(13))
+	b.Write(chunk)
+	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(chunk))
+	return b.Bytes()
+}
+
+// reqBigPNG is a whole PNG of 12000×12000 black RGBA pixels (576 MB
+// decoded, past a 512 MiB decoding budget; 560 KB of file).
+var reqBigPNG = sync.OnceValue(func() []byte {
+	const w, h = 12000, 12000
+	var b bytes.Buffer
+	head := reqPNGHeader(w, h)
+	b.Write(head)
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	row := make([]byte, 1+4*w)
+	for range h {
+		zw.Write(row)
+	}
+	zw.Close()
+	chunk := func(kind string, data []byte) {
+		c := append([]byte(kind), data...)
+		binary.Write(&b, binary.BigEndian, uint32(len(data)))
+		b.Write(c)
+		binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(c))
+	}
+	chunk("IDAT", z.Bytes())
+	chunk("IEND", nil)
+	return b.Bytes()
+})
