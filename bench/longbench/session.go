@@ -26,6 +26,9 @@ type turnCost struct {
 	// reqBytes is the size of the model requests the turn sent
 	// (a compaction's summarisation request included).
 	reqBytes int
+	// rssKiB is the server's RSS (its children's included) after the turn:
+	// what the session keeps as it grows (every turn stays readable).
+	rssKiB int64
 }
 
 // session runs turns turns of about pad bytes each on one thread and
@@ -52,6 +55,7 @@ func session(s subject, mock *mockmodel.Server, url string, window, turns, pad i
 		}
 		c := turnCost{wall: time.Since(t0)}
 		c.cpu = groupCPU(pid) - cpu0
+		c.rssKiB = groupRSSKiB(pid)
 		reqs := mock.Requests()
 		for _, ex := range reqs[seen:] {
 			c.reqBytes += len(ex.Body)
@@ -141,6 +145,7 @@ func reportSession(name string, cs []turnCost, compactions int, load0, load1 str
 	fmt.Printf("%s: %d turns, %d compactions, load %s -> %s; p50 turns 1-50 %s ms, turns %d-%d %s ms: ratio %.2f; server CPU p50 %s -> %s ms: ratio %.2f\n",
 		name, n, compactions, load0, load1, ms(p(wall, first)), last[0]+1, n, ms(p(wall, last)), wallRatio,
 		ms(p(cpu, first)), ms(p(cpu, last)), cpuRatio)
+	fmt.Printf("%s RSS after turns 50 and %d: %.1f, %.1f MiB\n", name, n, float64(cs[first[1]-1].rssKiB)/1024, float64(cs[n-1].rssKiB)/1024)
 	fmt.Printf("%s curve (p50 per 25 turns, ms):", name)
 	for i := 0; i < n; i += 25 {
 		fmt.Printf(" %s", ms(p50(pick(cs[i:min(i+25, n)], wall))))
