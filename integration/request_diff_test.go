@@ -139,8 +139,13 @@ func TestRequestDifferential(t *testing.T) {
 // reqRule allows the differences whose path matches re.
 type reqRule struct {
 	id, what string
-	re       *regexp.Regexp
+	re       interface{ MatchString(string) bool }
 }
+
+// reqMatch is a rule's test that a regular expression cannot say.
+type reqMatch func(d string) bool
+
+func (f reqMatch) MatchString(d string) bool { return f(d) }
 
 var reqRules = []reqRule{
 	{"req-tools-gaps", "tools codexd does not implement yet: the goal tools, tool_search, the multi-agent namespace",
@@ -152,6 +157,15 @@ var reqRules = []reqRule{
 		regexp.MustCompile(`^\.(headers|client_metadata)\.x-codex-turn-metadata\.(history_initialization|sandbox|auto_review_enabled|node_repl_auto_review_required|node_repl_disabled|workspaces|turn_trigger): only codex has it`)},
 	{"req-beta-features", "no x-codex-beta-features header: codexd does not do remote compaction",
 		regexp.MustCompile(`^\.headers\.x-codex-beta-features: only codex has it`)},
+	{"req-image-limits", "a local image that cannot be read: codexd names itself where Codex says \"Codex could not read the local image at …\"; the rest of the text is the same",
+		reqMatch(func(d string) bool {
+			_, pair, ok := strings.Cut(d, `: codex "input_text Codex could not read the local image at `)
+			if !ok {
+				return false
+			}
+			a, b, ok := strings.Cut(pair, `", codexd "input_text codexd could not read the local image at `)
+			return ok && a+`"` == b
+		})},
 }
 
 // reqDropCodexBlocks removes from Codex's shape the content parts codexd
@@ -302,6 +316,7 @@ stream_max_retries = 0
 		{"MOCK:hello a huge one", map[string]any{"localImage": filepath.Join(work, "huge.png")}},
 		{`MOCK:tool view_image {"path":"big.png"}`, nil},
 		{"MOCK:hello at low detail", map[string]any{"localImage": filepath.Join(work, "dot.png"), "detail": "low"}},
+		{"MOCK:hello a missing one", map[string]any{"localImage": filepath.Join(work, "missing.png")}},
 		{`MOCK:tool view_image {"path":"huge.png"}`, nil},
 		{"MOCK:hello after the change", map[string]any{"cwd": filepath.Join(work, "sub"), "approvalPolicy": "on-request", "sandboxPolicy": map[string]any{"type": "readOnly"}}},
 	}
