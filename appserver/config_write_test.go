@@ -104,6 +104,17 @@ func TestConfigWriteErrors(t *testing.T) {
 			"Only writes to the user config are allowed", false},
 		{map[string]any{"keyPath": "features.x", "value": "yes", "mergeStrategy": "replace"}, "configValidationError",
 			"Invalid configuration: invalid type: string \"yes\", expected a boolean\nin `features`\n", false},
+		// Keys codexd does not read are held to Codex's types too, with
+		// the messages Codex 0.169 answered (differential session
+		// config-write).
+		{map[string]any{"keyPath": "tui.animations", "value": "yes", "mergeStrategy": "replace"}, "configValidationError",
+			"Invalid configuration: invalid type: string \"yes\", expected a boolean\nin `tui.animations`\n", false},
+		{map[string]any{"keyPath": "history.max_bytes", "value": -5, "mergeStrategy": "replace"}, "configValidationError",
+			"Invalid configuration: invalid value: integer `-5`, expected usize\nin `history.max_bytes`\n", false},
+		{map[string]any{"keyPath": "features.multi_agent_v2", "value": "x", "mergeStrategy": "replace"}, "configValidationError",
+			"Invalid configuration: data did not match any variant of untagged enum FeatureToml\nin `features.multi_agent_v2`\n", false},
+		{map[string]any{"keyPath": "model_verbosity", "value": 3, "mergeStrategy": "replace"}, "configValidationError",
+			"Invalid configuration: invalid type: unit variant, expected string only\nin `model_verbosity`\n", false},
 		{map[string]any{"keyPath": "model", "value": "x", "mergeStrategy": "merge"}, "",
 			"Invalid request: unknown variant `merge`, expected `replace` or `upsert`", true},
 		{map[string]any{"keyPath": "model", "mergeStrategy": "replace"}, "", "Invalid request: missing field `value`", true},

@@ -33,6 +33,10 @@ var (
 	}
 )
 
+// featureTables are the [features] that take a table as well as a
+// boolean (Codex's untagged FeatureToml), left to config.CheckCodexTypes.
+var featureTables = map[string]bool{"multi_agent_v2": true, "network_proxy": true, "apps_mcp_path_override": true}
+
 // validateConfig checks the keys codexd reads; it returns serde's message
 // for the first bad one, or "".
 func validateConfig(cfg map[string]any) string {
@@ -54,7 +58,9 @@ func validateConfig(cfg map[string]any) string {
 			if _, isMap := v.(map[string]any); isMap && e.key == "approval_policy" {
 				continue // {granular = {...}}
 			}
-			return in("invalid type: "+serdeKindOf(v)+", expected a string", e.key)
+			// What serde's TOML reader says of a non-string enum value,
+			// as Codex 0.169 answered for model_verbosity = 3.
+			return in("invalid type: unit variant, expected string only", e.key)
 		}
 		known := false
 		for _, x := range e.values {
@@ -78,6 +84,9 @@ func validateConfig(cfg map[string]any) string {
 		}
 		keys := sortedKeys(m)
 		for _, k := range keys {
+			if featureTables[k] {
+				continue // true, false or a table: see CheckCodexTypes
+			}
 			if _, isBool := m[k].(bool); !isBool {
 				if _, isMap := m[k].(map[string]any); isMap {
 					continue // a feature's own table ([features.NAME])

@@ -13,7 +13,9 @@
 // tables are read as Codex reads them (file mcp.go); a key Codex knows there
 // and codexd does not act on becomes a [Warning].
 // A known key of the wrong type or with an unknown value is an *Error that
-// names the file, the line and the key.
+// names the file, the line and the key. [CheckCodexTypes] holds a whole
+// document to the types Codex gives every key it knows (its config
+// schema, embedded), for the app-server's config writes.
 //
 // Layers, lowest first (as in Codex): config.toml, the profile's
 // $CODEX_HOME/NAME.config.toml (Codex 0.169's form; without that file the

@@ -1,0 +1,362 @@
+package config
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// codexConfigSchema is the types Codex 0.169 gives config.toml's keys. It
+// was transcribed from openai/codex, codex-rs/core/config.schema.json at
+// commit 000c857ecc17e5ab40a985bdaa40816450ee5ebf (the schema Codex
+// generates from its config types), keeping only the types: descriptions
+// and defaults are left out, and so are what serde does not enforce when
+// Codex reads the file (unknown keys are ignored, and an integer is held
+// only to its Rust type's range, given as the format). Keys the 0.169
+// binary does not name were left out, and NotificationMethod has the
+// osc777 that Codex 0.169 lists. Its $comment says the same.
+//
+//go:embed codex_config.schema.json
+var codexConfigSchema []byte
+
+const codexSchemaURL = "codex_config.schema.json"
+
+var (
+	codexSchemaOnce sync.Once
+	codexSchema     *jsonschema.Schema
+	codexSchemaDoc  any
+)
+
+// intRanges are the integer formats of the schema, by Rust type.
+var intRanges = map[string]struct {
+	rust     string
+	min, max float64
+}{
+	"int32":  {"i32", math.MinInt32, math.MaxInt32},
+	"int64":  {"i64", math.MinInt64, math.MaxInt64},
+	"uint":   {"usize", 0, math.MaxUint64},
+	"uint16": {"u16", 0, math.MaxUint16},
+	"uint32": {"u32", 0, math.MaxUint32},
+	"uint64": {"u64", 0, math.MaxUint64},
+}
+
+func loadCodexSchema() {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(codexConfigSchema)))
+	if err != nil {
+		panic("config: the embedded Codex config schema: " + err.Error())
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	for name, r := range intRanges {
+		c.RegisterFormat(&jsonschema.Format{Name: name, Validate: func(v any) error {
+			n, ok := v.(int64)
+			if ok && (float64(n) < r.min || float64(n) > r.max) {
+				return fmt.Errorf("out of range")
+			}
+			return nil
+		}})
+	}
+	c.RegisterFormat(&jsonschema.Format{Name: "double", Validate: func(any) error { return nil }})
+	if err := c.AddResource(codexSchemaURL, doc); err != nil {
+		panic("config: the embedded Codex config schema: " + err.Error())
+	}
+	s, err := c.Compile(codexSchemaURL)
+	if err != nil {
+		panic("config: the embedded Codex config schema: " + err.Error())
+	}
+	codexSchema, codexSchemaDoc = s, doc
+}
+
+// CheckCodexTypes checks a config.toml document, as BurntSushi/toml
+// decodes it, against the types Codex 0.169 gives every key it knows, and
+// returns the message of serde's error for the first wrongly typed value
+// ("" when there is none), in the form Codex's config writes answer with:
+// what is wrong, then "\nin `PATH`\n". A key Codex does not know is not
+// checked, as Codex ignores it. Of several bad values the one named is the
+// first in key order.
+func CheckCodexTypes(doc map[string]any) string {
+	codexSchemaOnce.Do(loadCodexSchema)
+	inst := jsonValue(doc)
+	err := codexSchema.Validate(inst)
+	if err == nil {
+		return ""
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return ""
+	}
+	var found []problem
+	collect(ve, inst, &found)
+	if len(found) == 0 {
+		return ""
+	}
+	sort.SliceStable(found, func(i, j int) bool { return lessPath(found[i].at, found[j].at) })
+	return found[0].msg + "\nin `" + serdePath(found[0].at, found[0].variant) + "`\n"
+}
+
+type problem struct {
+	at      []string
+	msg     string
+	variant bool // an enum's value: see serdePath
+}
+
+// collect gathers serde's message for each failure of the tree below e.
+func collect(e *jsonschema.ValidationError, inst any, out *[]problem) {
+	node := schemaNode(e.SchemaURL)
+	v := valueAtPath(inst, e.InstanceLocation)
+	switch k := e.ErrorKind.(type) {
+	case *kind.Type:
+		if _, isEnum := node["enum"]; isEnum {
+			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, nil), true})
+			return
+		}
+		*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected " + expectation(e.SchemaURL, node), false})
+		return
+	case *kind.Format:
+		if r, ok := intRanges[k.Want]; ok {
+			*out = append(*out, problem{e.InstanceLocation, fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust), false})
+		}
+		return
+	case *kind.Enum:
+		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, enumVariants(node)), true})
+		return
+	case *kind.Const:
+		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, []string{fmt.Sprint(k.Want)}), true})
+		return
+	case *kind.Required:
+		*out = append(*out, problem{e.InstanceLocation, "missing field `" + k.Missing[0] + "`", false})
+		return
+	case *kind.OneOf, *kind.AnyOf:
+		if vs := enumVariants(node); vs != nil {
+			// A Rust enum of named variants, which schemars writes as
+			// one branch per variant.
+			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, vs), true})
+			return
+		}
+		*out = append(*out, problem{e.InstanceLocation, "data did not match any variant of untagged enum " + rustName(e.SchemaURL), true})
+		return
+	}
+	for _, c := range e.Causes {
+		collect(c, inst, out)
+	}
+}
+
+// enumMessage is serde's error for value v of an enum of named variants.
+func enumMessage(v any, variants []string) string {
+	s, ok := v.(string)
+	if !ok {
+		return "invalid type: unit variant, expected string only"
+	}
+	msg := "unknown variant `" + s + "`, expected "
+	switch len(variants) {
+	case 1:
+		return msg + "`" + variants[0] + "`"
+	case 2:
+		return msg + "`" + variants[0] + "` or `" + variants[1] + "`"
+	}
+	return msg + "one of `" + strings.Join(variants, "`, `") + "`"
+}
+
+// enumVariants lists the variants of an enum schema: its string values,
+// and for a oneOf of such branches (and of one-key tables, a variant with
+// data) theirs; nil for anything else.
+func enumVariants(node map[string]any) []string {
+	if vals, ok := node["enum"].([]any); ok {
+		var out []string
+		for _, x := range vals {
+			out = append(out, fmt.Sprint(x))
+		}
+		return out
+	}
+	branches, ok := node["oneOf"].([]any)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, b := range branches {
+		bm, _ := b.(map[string]any)
+		if vs := enumVariants(bm); vs != nil {
+			out = append(out, vs...)
+			continue
+		}
+		req, _ := bm["required"].([]any)
+		props, _ := bm["properties"].(map[string]any)
+		if len(req) != 1 || len(props) != 1 {
+			return nil
+		}
+		out = append(out, fmt.Sprint(req[0]))
+	}
+	return out
+}
+
+// expectation is what serde says it expected of a value of this schema.
+func expectation(url string, node map[string]any) string {
+	switch node["type"] {
+	case "string":
+		return "a string"
+	case "boolean":
+		return "a boolean"
+	case "integer":
+		if r, ok := intRanges[fmt.Sprint(node["format"])]; ok {
+			return r.rust
+		}
+		return "i64"
+	case "number":
+		return "f64"
+	case "array":
+		return "a sequence"
+	case "object":
+		if _, isStruct := node["properties"]; isStruct {
+			if name := rustName(url); name != "" {
+				return "struct " + name
+			}
+		}
+		return "a map"
+	}
+	return "a value"
+}
+
+// rustName is the Rust type a schema location names: the definition's
+// name, without schemars' "_for_T" of a generic.
+func rustName(url string) string {
+	_, frag, _ := strings.Cut(url, "#")
+	parts := strings.Split(strings.TrimPrefix(frag, "/"), "/")
+	if len(parts) < 2 || parts[0] != "definitions" {
+		return ""
+	}
+	name, _, _ := strings.Cut(parts[1], "_for_")
+	return name
+}
+
+// schemaNode is the schema object at url (its keyword stripped), in the
+// embedded schema.
+func schemaNode(url string) map[string]any {
+	_, frag, _ := strings.Cut(url, "#")
+	var cur any = codexSchemaDoc
+	for _, p := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if p == "" {
+			continue
+		}
+		p = strings.NewReplacer("~1", "/", "~0", "~").Replace(p)
+		switch x := cur.(type) {
+		case map[string]any:
+			cur = x[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			cur = x[i]
+		}
+	}
+	m, _ := cur.(map[string]any)
+	return m
+}
+
+func valueAtPath(v any, path []string) any {
+	for _, p := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[p]
+		case []any:
+			i, _ := strconv.Atoi(p)
+			if i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// serdePath is a value's path as Codex names it: the keys, dot-joined,
+// without array indices; but for a bad enum value inside [tui] only
+// "tui", as Codex 0.169 answers (a mistyped boolean there keeps its whole
+// path).
+func serdePath(at []string, variant bool) string {
+	var keys []string
+	for _, p := range at {
+		if _, err := strconv.Atoi(p); err == nil {
+			continue
+		}
+		keys = append(keys, p)
+	}
+	if variant && len(keys) > 1 && keys[0] == "tui" {
+		keys = keys[:1]
+	}
+	return strings.Join(keys, ".")
+}
+
+func lessPath(a, b []string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// serdeKind describes a value as serde's "invalid type" errors do.
+func serdeKind(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "string " + strconv.Quote(x)
+	case int64:
+		return fmt.Sprintf("integer `%d`", x)
+	case float64:
+		b, _ := json.Marshal(x)
+		s := string(b)
+		if !strings.ContainsAny(s, ".e") {
+			s += ".0"
+		}
+		return "floating point `" + s + "`"
+	case bool:
+		return fmt.Sprintf("boolean `%t`", x)
+	case []any:
+		return "sequence"
+	case map[string]any:
+		return "map"
+	}
+	return "a date-time"
+}
+
+// jsonValue turns a decoded TOML document into the values the schema
+// validator takes: arrays of tables as arrays, date-times as strings.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = jsonValue(e)
+		}
+		return m
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case string, int64, float64, bool:
+		return x
+	}
+	return fmt.Sprint(v)
+}

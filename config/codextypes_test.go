@@ -1,0 +1,50 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/BurntSushi/toml"
+)
+
+// TestCheckCodexTypes: a wrongly typed value of a key Codex knows, and
+// codexd does not read, gets the message Codex 0.169's config write
+// answered for it (observed side by side, differential session
+// config-write); keys Codex does not know, and bounds serde does not
+// enforce, pass.
+func TestCheckCodexTypes(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"[tui]\nanimations = \"yes\"", "invalid type: string \"yes\", expected a boolean\nin `tui.animations`\n"},
+		{"[history]\nmax_bytes = \"big\"", "invalid type: string \"big\", expected usize\nin `history.max_bytes`\n"},
+		{"[history]\nmax_bytes = -5", "invalid value: integer `-5`, expected usize\nin `history.max_bytes`\n"},
+		{"model_context_window = \"x\"", "invalid type: string \"x\", expected i64\nin `model_context_window`\n"},
+		{"notify = \"x\"", "invalid type: string \"x\", expected a sequence\nin `notify`\n"},
+		{"notify = [1]", "invalid type: integer `1`, expected a string\nin `notify`\n"},
+		{"[tui]\nnotification_method = \"loud\"", "unknown variant `loud`, expected one of `auto`, `osc9`, `osc777`, `bel`\nin `tui`\n"},
+		{"mcp_oauth_callback_port = -1", "invalid value: integer `-1`, expected u16\nin `mcp_oauth_callback_port`\n"},
+		{"mcp_oauth_callback_port = 70000", "invalid value: integer `70000`, expected u16\nin `mcp_oauth_callback_port`\n"},
+		{"project_doc_max_bytes = 1.5", "invalid type: floating point `1.5`, expected usize\nin `project_doc_max_bytes`\n"},
+		{"tool_output_token_limit = true", "invalid type: boolean `true`, expected usize\nin `tool_output_token_limit`\n"},
+		{"[tui]\nnotifications = \"x\"", "data did not match any variant of untagged enum Notifications\nin `tui`\n"},
+		{"[features]\nmulti_agent_v2 = \"x\"", "data did not match any variant of untagged enum FeatureToml\nin `features.multi_agent_v2`\n"},
+		{"[shell_environment_policy]\ninherit = \"bogus\"", "unknown variant `bogus`, expected one of `core`, `all`, `none`\nin `shell_environment_policy.inherit`\n"},
+		{"tui = 5", "invalid type: integer `5`, expected struct Tui\nin `tui`\n"},
+		{"[model_providers.p]\nrequest_max_retries = \"3\"", "invalid type: string \"3\", expected u64\nin `model_providers.p.request_max_retries`\n"},
+		{"model_verbosity = 3", "invalid type: unit variant, expected string only\nin `model_verbosity`\n"},
+		{"[otel]\nexporter = 5", "invalid type: unit variant, expected string only\nin `otel.exporter`\n"},
+		{"[[skills.config]]\nname = \"x\"", "missing field `enabled`\nin `skills.config`\n"},
+		// Accepted by Codex 0.169.
+		{"zzz_unknown = 1\n[tui]\nzzz = 1", ""},
+		{"[agents]\nmax_depth = 0\n[memories]\nmax_rollouts_per_startup = 500", ""},
+		{"model = \"m\"\n[tui]\nanimations = false\nnotifications = [\"a\"]\n[features]\nmulti_agent_v2 = true\n[history]\nmax_bytes = 10", ""},
+		// The first bad key, in key order, is the one named.
+		{"notify = 1\nmodel_context_window = \"x\"", "invalid type: string \"x\", expected i64\nin `model_context_window`\n"},
+	} {
+		doc := map[string]any{}
+		if _, err := toml.Decode(tc.doc, &doc); err != nil {
+			t.Fatalf("%q: %v", tc.doc, err)
+		}
+		if got := CheckCodexTypes(doc); got != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.doc, got, tc.want)
+		}
+	}
+}
