@@ -255,6 +255,29 @@ func TestEnvironmentsServerLost(t *testing.T) {
 	}
 }
 
+// A command started while the client resumes a session that is then lost
+// fails naming its environment, as a running one does.
+func TestEnvironmentsStartDuringLostResume(t *testing.T) {
+	url, root := envServer(t)
+	px := cutproxy.New(t, strings.TrimPrefix(url, "ws://"))
+	// The resume keeps trying for 2s, long after the command asks to start.
+	reg := environment.New(environment.Options{Client: execclient.Options{
+		ReconnectAttempts: 5, ReconnectBackoff: 300 * time.Millisecond, ReconnectTimeout: 2 * time.Second, DialTimeout: time.Second}})
+	t.Cleanup(func() { reg.Close() })
+	if err := reg.Add(environment.AddParams{ID: "r", URL: "ws://" + px.Addr()}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, scriptedByInput(), func(c *Config) { c.Environments = reg })
+	th := h.start(agent.Overrides{Environments: envsOf("r", root)})
+	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo up")}); out != "up\n" {
+		t.Fatalf("before the cut: %q", out)
+	}
+	px.Kill()
+	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo during")}); !strings.Contains(out, "environment `r`") {
+		t.Fatalf("a start that failed with the session: %q", out)
+	}
+}
+
 // An exec-server that restarts loses its session: the command that ran in
 // it fails, naming the environment and saying the session was refused; the
 // registry opens a fresh session by itself and announces it, and the next

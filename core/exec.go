@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -172,6 +173,10 @@ func (e *execSessions) spawn(ctx context.Context, id int, itemID string, argv []
 	}
 	proc, err := c.Start(ctx, execclient.StartOptions{Argv: argv, Cwd: cwd, Env: env, TTY: tty, Sandbox: confine})
 	if err != nil {
+		if envID := turnEnvironmentID(ctx); envID != "" {
+			// Say which machine refused, as a lost running command does.
+			return nil, fmt.Errorf("environment `%s`: %w", envID, err)
+		}
 		return nil, err
 	}
 	p := &execProc{

@@ -12,13 +12,16 @@ import (
 // LandlockSandbox confines commands with the sandbox package (Landlock
 // through a re-exec helper of this program).
 type LandlockSandbox struct {
-	// Self is the path of the codexd binary on the machine that runs the
-	// commands (default: os.Executable, right for an in-process
-	// exec-server). The program must call sandbox.RunHelperIfRequested
-	// first thing in main.
+	// Self is the path of the codexd binary the in-process exec-server's
+	// commands are wrapped with (default: os.Executable). The program must
+	// call sandbox.RunHelperIfRequested first thing in main. Commands for
+	// any other exec-server are not wrapped: they carry the sandbox to it
+	// (process/start's sandbox member), which confines them with its own
+	// helper, on its own machine.
 	Self string
-	// Remote skips the local Landlock check: the helper checks where the
-	// command runs, and refuses there.
+	// Remote skips the local Landlock check (the default exec-server is
+	// not in this process): the exec-server checks where the command
+	// runs, and refuses there.
 	Remote bool
 }
 
