@@ -141,6 +141,11 @@ type tuiStack struct {
 	model  *mockmodel.Server
 	work   string
 	server *tuiServer
+	// serverHome is codexd's CODEX_HOME.
+	serverHome string
+	// launch starts the server and the TUI on the stack's directories:
+	// again after quit, to restart both on the same CODEX_HOME.
+	launch func()
 }
 
 // startTUIStack starts the stack; extraConfig is added to codexd's
@@ -179,10 +184,13 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 `, sandboxMode, extraConfig, modelURL))
-	st := &tuiStack{t: t, model: model, work: work}
-	st.server = startTUIServer(t, codexd, work, serverHome, tmp, home)
-	st.tui = startRemoteTUI(t, root, work, tmp, home, codex, st.server.URL, `sandbox_mode = "`+sandboxMode+`"
+	st := &tuiStack{t: t, model: model, work: work, serverHome: serverHome}
+	st.launch = func() {
+		st.server = startTUIServer(t, codexd, work, serverHome, tmp, home)
+		st.tui = startRemoteTUI(t, root, work, tmp, home, codex, st.server.URL, `sandbox_mode = "`+sandboxMode+`"
 approval_policy = "never"`)
+	}
+	st.launch()
 	return st
 }
 
