@@ -38,6 +38,51 @@ func newEntry(root int, path string, isDir bool) entry {
 	return e
 }
 
+// childEntry is newEntry(root, parent's path + "/" + name, isDir) (just
+// name for the zero parent, the root), made
+// from what parent already knows, with one allocation for the path and
+// its folded form: a walk makes one for every file of the tree.
+func childEntry(root int, parent entry, name string, isDir bool) entry {
+	if parent.path == "" {
+		return newEntry(root, name, isDir)
+	}
+	if !parent.ascii {
+		return newEntry(root, parent.path+"/"+name, isDir)
+	}
+	mask, upper := parent.mask|charBit('/'), parent.lower != parent.path
+	for k := 0; k < len(name); k++ {
+		b := name[k]
+		if b >= 0x80 {
+			return newEntry(root, parent.path+"/"+name, isDir)
+		}
+		upper = upper || b >= 'A' && b <= 'Z'
+		mask |= charBit(rune(asciiFold[b]))
+	}
+	n := len(parent.path) + 1 + len(name)
+	var b strings.Builder
+	if upper {
+		b.Grow(2 * n)
+	} else {
+		b.Grow(n)
+	}
+	b.WriteString(parent.path)
+	b.WriteByte('/')
+	b.WriteString(name)
+	if upper {
+		b.WriteString(parent.lower)
+		b.WriteByte('/')
+		for k := 0; k < len(name); k++ {
+			b.WriteByte(asciiFold[name[k]])
+		}
+	}
+	s := b.String()
+	e := entry{root: root, path: s[:n], isDir: isDir, ascii: true, lower: s[:n], nameAt: int32(len(parent.path) + 1), mask: mask}
+	if upper {
+		e.lower = s[n:]
+	}
+	return e
+}
+
 // charBit is a folded character's bit in a character-set mask. ASCII
 // characters share 63 bits; bit 63 stands for every other character,
 // which no ASCII path holds.

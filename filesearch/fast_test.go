@@ -44,3 +44,20 @@ func FuzzFastPath(f *testing.F) {
 		checkFast(t, q, path, isDir)
 	})
 }
+
+// TestChildEntry: an entry made from its parent's is the one newEntry
+// makes from the whole path.
+func TestChildEntry(t *testing.T) {
+	for _, c := range [][2]string{{"a", "b"}, {"Src/App", "Main.go"}, {"src", "ÜML.go"}, {"Ü", "x"}, {"a b/C", "d-E_f9.txt"}, {"x", "Y"}} {
+		for _, isDir := range []bool{false, true} {
+			parent := newEntry(1, c[0], true)
+			got, want := childEntry(1, parent, c[1], isDir), newEntry(1, c[0]+"/"+c[1], isDir)
+			if got != want {
+				t.Errorf("%q + %q: %+v, want %+v", c[0], c[1], got, want)
+			}
+		}
+	}
+	if got, want := childEntry(0, entry{}, "Top", false), newEntry(0, "Top", false); got != want {
+		t.Errorf("top: %+v, want %+v", got, want)
+	}
+}

@@ -23,6 +23,36 @@ type listing struct {
 	domain   []string // the directory's path, as ignore patterns take it
 }
 
+// rawEnt is a name as the directory lists it, with its type if known.
+type rawEnt struct {
+	name string
+	kind uint8
+}
+
+const (
+	kindOther   uint8 = iota // a file, device, socket...
+	kindDir                  // a directory
+	kindLink                 // a symbolic link
+	kindUnknown              // the file system did not say
+)
+
+// readEntriesPortable is readEntries by os.File.ReadDir.
+func readEntriesPortable(f *os.File) ([]rawEnt, error) {
+	des, err := f.ReadDir(-1)
+	out := make([]rawEnt, 0, len(des))
+	for _, de := range des {
+		k := uint8(kindOther)
+		switch {
+		case de.Type()&fs.ModeSymlink != 0:
+			k = kindLink
+		case de.IsDir():
+			k = kindDir
+		}
+		out = append(out, rawEnt{name: de.Name(), kind: k})
+	}
+	return out, err
+}
+
 type dirent struct {
 	name  string
 	isDir bool // a link counts as what it points to
@@ -43,22 +73,32 @@ func readListing(abs string, root bool) listing {
 			l.id, l.idOK = devIno{uint64(sys.Dev), uint64(sys.Ino)}, true //nolint:unconvert // widths differ by platform
 		}
 	}
-	des, err := f.ReadDir(-1)
+	des, err := readEntries(f)
 	if err != nil && len(des) == 0 {
 		l.err = err
 		return l
 	}
-	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(des, func(a, b rawEnt) int { return strings.Compare(a.name, b.name) })
 	l.domain = splitPath(abs)
 	has := map[string]bool{}
 	l.ents = make([]dirent, 0, len(des))
 	for _, de := range des {
-		name := de.Name()
-		isDir := de.IsDir()
-		if de.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(joinAbs(abs, name))
+		name := de.name
+		isDir := de.kind == kindDir
+		switch de.kind {
+		case kindLink, kindUnknown:
+			stat := os.Stat // a link counts as what it points to
+			if de.kind == kindUnknown {
+				stat = os.Lstat
+			}
+			st, err := stat(joinAbs(abs, name))
 			if err != nil {
 				continue // a dangling link is no file
+			}
+			if de.kind == kindUnknown && st.Mode()&fs.ModeSymlink != 0 {
+				if st, err = os.Stat(joinAbs(abs, name)); err != nil {
+					continue
+				}
 			}
 			isDir = st.IsDir()
 		}

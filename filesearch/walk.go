@@ -62,7 +62,7 @@ func walkReaders(ctx context.Context, roots []string, n int, emit func(entry) bo
 		}
 		w := &walker{ctx: ctx, root: i, emit: emit, seen: map[devIno]bool{}, pf: pf}
 		w.patterns = parentPatterns(abs)
-		if !w.dir(abs, "") {
+		if !w.dir(abs, entry{}) {
 			return
 		}
 	}
@@ -88,9 +88,10 @@ type child struct {
 	isDir bool
 }
 
-// dir walks the directory abs (rel below the root); false means stop.
-func (w *walker) dir(abs, rel string) bool {
-	l := w.pf.take(abs, rel == "")
+// dir walks the directory abs, the entry parent below the root (the zero
+// entry for the root itself); false means stop.
+func (w *walker) dir(abs string, parent entry) bool {
+	l := w.pf.take(abs, parent.path == "")
 	if l.idOK {
 		if w.seen[l.id] {
 			return true
@@ -132,14 +133,11 @@ func (w *walker) dir(abs, rel string) bool {
 		if w.n%1024 == 0 && w.ctx.Err() != nil {
 			return false
 		}
-		childRel := c.name
-		if rel != "" {
-			childRel = rel + "/" + c.name
-		}
-		if !w.emit(newEntry(w.root, childRel, c.isDir)) {
+		e := childEntry(w.root, parent, c.name, c.isDir)
+		if !w.emit(e) {
 			return false
 		}
-		if c.isDir && !w.dir(c.abs, childRel) {
+		if c.isDir && !w.dir(c.abs, e) {
 			return false
 		}
 	}

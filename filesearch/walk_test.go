@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,5 +94,38 @@ func BenchmarkWalk(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		walk(context.Background(), []string{root}, func(entry) bool { return true })
+	}
+}
+
+// TestReadEntries: the getdents listing is os.File.ReadDir's.
+func TestReadEntries(t *testing.T) {
+	root := linkTree(t)
+	big := filepath.Join(root, "big") // more than one getdents buffer
+	if err := os.Mkdir(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3000; i++ {
+		if err := os.WriteFile(filepath.Join(big, fmt.Sprintf("a-rather-long-file-name-to-fill-buffers-%04d.txt", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dir := range []string{root, filepath.Join(root, "b", "c"), filepath.Join(root, "h"), big} {
+		list := func(read func(*os.File) ([]rawEnt, error)) []rawEnt {
+			f, err := os.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			ents, err := read(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.SortFunc(ents, func(a, b rawEnt) int { return strings.Compare(a.name, b.name) })
+			return ents
+		}
+		got, want := list(readEntries), list(readEntriesPortable)
+		if !slices.Equal(got, want) || len(got) == 0 {
+			t.Errorf("%s: %v, want %v", dir, got, want)
+		}
 	}
 }
