@@ -23,9 +23,9 @@ type Environments interface {
 // (environments: []) cannot run.
 var errNoEnvironment = errors.New("this turn has no environment: it was started with an empty environments list, so no command, file or patch can run")
 
-// noEnvironmentText is what exec_command and write_stdin answer in a turn
-// without environment access, in Codex 0.169's words (no command item
-// starts); apply_patch is no tool of such a turn ("unsupported call").
+// noEnvironmentText is what exec_command, write_stdin and an offered
+// apply_patch answer in a turn without environment access, in Codex
+// 0.169's words (no command item starts).
 const noEnvironmentText = "No usable execution environment is available. Wait for an environment to become available before using this tool."
 
 // hasNoEnvironment: ctx's turn was given no environment access.

@@ -211,6 +211,16 @@ func TestEnvironmentsNone(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.dir, "p.txt")); err == nil {
 		t.Fatal("the patch was applied")
 	}
+	// A model that is offered apply_patch gets the same answer as for
+	// exec_command.
+	th = h.start(agent.Overrides{Model: strp("gpt-5.5"), Environments: &[]agent.Environment{}})
+	if out, evs := lastOutput(agent.UserInput{Input: text("PATCH:*** Begin Patch\n*** Add File: p.txt\n+hi\n*** End Patch\n")}); out != noEnvironmentText {
+		t.Fatalf("an offered apply_patch without an environment: %q (%s)", out, describe(evs))
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "p.txt")); err == nil {
+		t.Fatal("the patch was applied")
+	}
+	th = h.start(agent.Overrides{Environments: &[]agent.Environment{}})
 	// A later turn that names local runs again, and so does the next.
 	out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:echo ran"), Overrides: agent.Overrides{Environments: envsOf("local", h.dir)}})
 	if out != "ran\n" {

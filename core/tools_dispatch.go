@@ -36,12 +36,21 @@ func (tr *turn) runTool(call prompt.Item) prompt.Item {
 		return item
 	}
 	if hasNoEnvironment(tr.ctx) {
-		// Codex 0.169 answers a turn without environment access so.
+		// Codex 0.169 answers exec_command so in a turn without
+		// environment access. apply_patch gets the same answer where the
+		// turn offers it; where it does not (a model without it, such as
+		// the mock's), Codex calls it unsupported, as it does with an
+		// environment too (codexd still applies such a patch there).
 		switch name {
 		case tools.ExecCommand, tools.WriteStdin:
 			return toolOutput(call, noEnvironmentText)
 		case tools.ApplyPatch:
-			name = ""
+			info := tr.t.core.modelInfo(tr.settings.Model)
+			if tr.t.core.toolOptions(tr.t, &info, tr.settings.Sandbox.Mode).ApplyPatch == "" {
+				name = ""
+				break
+			}
+			return toolOutput(call, noEnvironmentText)
 		}
 	}
 	switch name {
