@@ -29,6 +29,7 @@ func main() {
 	tree := flag.String("tree", "", "the tree to search (made with -files files if missing)")
 	files := flag.Int("files", 100000, "files in a generated tree")
 	reps := flag.Int("reps", 3, "passes over the queries")
+	runs := flag.Int("runs", 1, "runs of both servers, in alternating order; more than one adds a line of medians and ratios")
 	flag.Parse()
 	if *codex == "" || *codexd == "" || *tree == "" {
 		log.Fatal("usage: searchbench -codex BIN -codexd BIN -tree DIR")
@@ -36,14 +37,46 @@ func main() {
 	if err := ensureTree(*tree, *files); err != nil {
 		log.Fatal(err)
 	}
-	for _, side := range []struct{ name, bin string }{{"codex", *codex}, {"codexd", *codexd}} {
-		r, err := run(side.bin, *tree, *reps)
-		if err != nil {
-			log.Fatalf("%s: %v", side.name, err)
+	sides := []struct{ name, bin string }{{"codex", *codex}, {"codexd", *codexd}}
+	all := map[string][]result{}
+	for i := 0; i < *runs; i++ {
+		// Alternating which server goes first keeps a machine's passing
+		// load from always landing on the same one.
+		order := []int{0, 1}
+		if i%2 == 1 {
+			order = []int{1, 0}
 		}
-		fmt.Printf("%-7s walk %6.0f ms  keystroke p50 %6.1f p90 %6.1f max %6.1f ms  one-shot p50 %6.1f ms\n",
-			side.name, r.walk, r.p50, r.p90, r.max, r.oneShot)
+		for _, k := range order {
+			side := sides[k]
+			r, err := run(side.bin, *tree, *reps)
+			if err != nil {
+				log.Fatalf("%s: %v", side.name, err)
+			}
+			all[side.name] = append(all[side.name], r)
+			fmt.Printf("%-7s walk %6.0f ms  keystroke p50 %6.1f p90 %6.1f max %6.1f ms  one-shot p50 %6.1f ms\n",
+				side.name, r.walk, r.p50, r.p90, r.max, r.oneShot)
+		}
 	}
+	if *runs > 1 {
+		a, b := medians(all["codex"]), medians(all["codexd"])
+		fmt.Printf("medians of %d runs, codex / codexd (ratio codexd/codex): walk %.0f / %.0f ms (%.2f), keystroke p50 %.1f / %.1f (%.2f), p90 %.1f / %.1f (%.2f), max %.1f / %.1f (%.2f), one-shot %.1f / %.1f ms (%.2f)\n",
+			*runs, a.walk, b.walk, b.walk/a.walk, a.p50, b.p50, b.p50/a.p50, a.p90, b.p90, b.p90/a.p90, a.max, b.max, b.max/a.max, a.oneShot, b.oneShot, b.oneShot/a.oneShot)
+	}
+}
+
+// medians is each figure's median over rs.
+func medians(rs []result) result {
+	med := func(f func(result) float64) float64 {
+		xs := make([]float64, len(rs))
+		for i, r := range rs {
+			xs[i] = f(r)
+		}
+		sort.Float64s(xs)
+		return xs[len(xs)/2]
+	}
+	return result{walk: med(func(r result) float64 { return r.walk }), p50: med(func(r result) float64 { return r.p50 }),
+		p90: med(func(r result) float64 { return r.p90 }), max: med(func(r result) float64 { return r.max }),
+		oneShot: med(func(r result) float64 { return r.oneShot })}
 }
 
 var words = strings.Fields("alpha beta gamma delta server client handler config parser lexer token model view store cache index query router session thread turn agent core util helper")
