@@ -153,6 +153,17 @@ func (ph *phase) latencies() []time.Duration {
 	return out
 }
 
+// failed counts the phase's failed commands.
+func (ph *phase) failed() int {
+	n := 0
+	for _, ts := range ph.turns {
+		for _, t := range ts {
+			n += t.bad
+		}
+	}
+	return n
+}
+
 func (ph *phase) throughput() float64 {
 	n := 0
 	for _, ts := range ph.turns {
@@ -230,7 +241,10 @@ func run() error {
 				return err
 			}
 			lat := ph.latencies()
-			logf("rep %d %s: %.1f turns/s, p50 %s p90 %s", r+1, ph.name, ph.throughput(), pct(lat, 0.5).Round(time.Millisecond), pct(lat, 0.9).Round(time.Millisecond))
+			logf("rep %d %s: %.1f turns/s, p50 %s p90 %s, %d failed commands", r+1, ph.name, ph.throughput(), pct(lat, 0.5).Round(time.Millisecond), pct(lat, 0.9).Round(time.Millisecond), ph.failed())
+			if n := ph.failed(); n > 0 {
+				return fmt.Errorf("%s: %d commands failed outside the fault run: %s", ph.name, n, ph.states[0].badTexts)
+			}
 			if remote {
 				remotes = append(remotes, ph)
 			} else {
