@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -62,18 +61,9 @@ type dirent struct {
 // ignore files (and, for a root, the repository's excludes).
 func readListing(abs string, root bool) listing {
 	var l listing
-	f, err := os.Open(abs)
-	if err != nil {
-		l.err = err
-		return l
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			l.id, l.idOK = devIno{uint64(sys.Dev), uint64(sys.Ino)}, true //nolint:unconvert // widths differ by platform
-		}
-	}
-	des, err := readEntries(f)
+	var des []rawEnt
+	var err error
+	l.id, l.idOK, des, err = listDir(abs)
 	if err != nil && len(des) == 0 {
 		l.err = err
 		return l
