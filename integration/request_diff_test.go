@@ -44,9 +44,11 @@ import (
 //
 // Session, per model: a command (MOCK:exec), a patch (a custom
 // apply_patch call), a turn with a local image, one with an image whose
-// header claims 60000×60000 pixels, one at detail "low", view_image of a
-// whole 12000×12000 PNG and of the 60000×60000 header (the texts that
-// replace an image are compared word for word), a turn after the cwd,
+// header claims 60000×60000 pixels, one at detail "low", a missing one,
+// view_image of a whole 12000×12000 PNG, of the 60000×60000 header, of a
+// missing file and of a directory (the texts that replace an image, and
+// view_image's answers as the mock quotes them, are compared word for
+// word), a turn after the cwd,
 // sandbox and approval policy changed, a turn on another model (gpt-5.4;
 // not from the code-mode model), and a turn of the thread resumed by a new
 // server process.
@@ -317,6 +319,8 @@ stream_max_retries = 0
 		{`MOCK:tool view_image {"path":"big.png"}`, nil},
 		{"MOCK:hello at low detail", map[string]any{"localImage": filepath.Join(work, "dot.png"), "detail": "low"}},
 		{"MOCK:hello a missing one", map[string]any{"localImage": filepath.Join(work, "missing.png")}},
+		{`MOCK:tool view_image {"path":"missing.png"}`, nil},
+		{`MOCK:tool view_image {"path":"sub"}`, nil},
 		{`MOCK:tool view_image {"path":"huge.png"}`, nil},
 		{"MOCK:hello after the change", map[string]any{"cwd": filepath.Join(work, "sub"), "approvalPolicy": "on-request", "sandboxPolicy": map[string]any{"type": "readOnly"}}},
 	}
