@@ -29,7 +29,9 @@ type serverRequest struct {
 	approvalID string
 	req        *outRequest
 	recipients map[*session]int64
-	resolved   bool
+	// mcpServer and mcpTool name the tool of an MCP tool approval.
+	mcpServer, mcpTool string
+	resolved           bool
 }
 
 type requestKind uint8
@@ -246,6 +248,13 @@ func (c cmdAnswer) run(t *thread, out *outbox) {
 	r := c.r
 	if !t.resolveLocked(r, out) {
 		return
+	}
+	if r.kind == kindMCPApproval && c.rerr == nil && mcpPersistAlways(c.result) {
+		// Before the call runs, as in Codex; a failure leaves the
+		// approval to the session (the decision below).
+		if err := t.srv.persistMCPToolApproval(r.mcpServer, r.mcpTool); err != nil {
+			t.srv.log.Warn("app-server: failed to persist MCP tool approval", "server", r.mcpServer, "tool", r.mcpTool, "err", err)
+		}
 	}
 	t.submitDecisionLocked(decision(r, c.result, c.rerr))
 	t.refreshFlagsLocked(out)

@@ -67,13 +67,14 @@ func (t *thread) mcpApprovalLocked(ev agent.Event, m agent.MCPToolApprovalReques
 		ThreadID: t.id, TurnID: optString(ev.TurnID), ServerName: m.Server, Mode: "form",
 		Meta: metaJSON, Message: m.Message, RequestedSchema: emptyFormSchema,
 	}
-	t.issueLocked(&serverRequest{thread: t, turnID: ev.TurnID, kind: kindMCPApproval, callID: m.CallID,
+	t.issueLocked(&serverRequest{thread: t, turnID: ev.TurnID, kind: kindMCPApproval, callID: m.CallID, mcpServer: m.Server, mcpTool: m.Tool,
 		req: &outRequest{method: appproto.McpServerElicitationRequest.Name(), params: p}}, out)
 }
 
 // mcpApprovalDecision reads a client's answer to an MCP tool approval as
 // Codex 0.169 does: accept runs the call (with _meta.persist "session" or
-// "always", the tool is allowed for the session), decline and cancel
+// "always", the tool is allowed for the session; "always" also writes
+// it into config.toml, see persistMCPToolApproval), decline and cancel
 // refuse it, and an answer that is an error or does not decode declines.
 func mcpApprovalDecision(r *serverRequest, resp appproto.McpServerElicitationRequestResponse, ok bool) agent.Op {
 	op := agent.MCPToolApprovalDecision{CallID: r.callID, Decision: agent.Decline}

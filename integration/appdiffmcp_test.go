@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -25,7 +26,8 @@ func buildMCPTestServer(t *testing.T) string {
 }
 
 // The rules of the MCP sessions (README ids [mcp-status-now],
-// [mcp-error-text], [mcp-startup-order] and [mcp-elicitation-withdrawn]),
+// [mcp-error-text], [mcp-startup-order], [mcp-persist-reannounce] and
+// [mcp-elicitation-withdrawn]),
 // appended to appRules.
 func init() {
 	appRules = append(appRules,
@@ -72,6 +74,33 @@ func init() {
 		// Codex leaves it pending to the turn's end. When each goes out
 		// depends on when the cancellation arrives, so a session that
 		// declares this compares neither.
+		// Codex reloads its config after writing an "always" approval
+		// into config.toml and announces its server ready again (without
+		// a restart: no "starting" before it); codexd changes the tool's
+		// mode in place and says nothing.
+		appRule{id: "mcp-persist-reannounce", declared: true, fix: func(_ *appSession, it *appItem) {
+			if !isNotes(it) {
+				return
+			}
+			l, _ := it.codex.([]any)
+			last := map[string]any{}
+			var keep []any
+			for _, n := range l {
+				m, _ := n.(map[string]any)
+				if m["method"] == "mcpServer/startupStatus/updated" {
+					p, _ := m["params"].(map[string]any)
+					key := fmt.Sprint(p["threadId"], "\x00", p["name"])
+					if p["status"] == "ready" && last[key] == "ready" {
+						continue
+					}
+					last[key] = p["status"]
+				}
+				keep = append(keep, n)
+			}
+			if l != nil {
+				it.codex = keep
+			}
+		}},
 		appRule{id: "mcp-elicitation-withdrawn", declared: true, fix: func(_ *appSession, it *appItem) {
 			dropNotesBoth(it, "serverRequest/resolved")
 			dropNotesBoth(it, "thread/status/changed")

@@ -209,14 +209,20 @@ func (m *Manager) Tools() []Tool {
 				t.Title = a.Title
 			}
 		}
-		t.ApprovalMode = e.s.cfg.DefaultToolsApprovalMode
-		if mode, ok := e.s.cfg.ToolApprovalModes[e.t.Name]; ok {
-			t.ApprovalMode = mode
-		}
+		t.ApprovalMode = e.s.approvalMode(e.t.Name)
 		out = append(out, t)
 	}
 	sortTools(out)
 	return out
+}
+
+// SetToolApprovalMode makes mode the approval mode of server's tool from
+// now on, without restarting the server (an "always allow" written into
+// config.toml).
+func (m *Manager) SetToolApprovalMode(server, tool, mode string) {
+	if s := m.server(server); s != nil {
+		s.setToolMode(tool, mode)
+	}
 }
 
 // HasServers reports whether any server is enabled.
@@ -394,6 +400,8 @@ func (m *Manager) Reload(servers []config.MCPServer) {
 		if !ok || !sameConfig(c, s.cfg) {
 			stop = append(stop, s)
 			delete(m.servers, name)
+		} else {
+			s.setModes(c) // approval modes change without a restart
 		}
 	}
 	var start []*server
@@ -417,7 +425,11 @@ func (m *Manager) Reload(servers []config.MCPServer) {
 	}
 }
 
+// sameConfig reports whether a and b start the same server: they may
+// differ in approval modes, which apply without a restart.
 func sameConfig(a, b config.MCPServer) bool {
+	a.DefaultToolsApprovalMode, a.ToolApprovalModes = "", nil
+	b.DefaultToolsApprovalMode, b.ToolApprovalModes = "", nil
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)

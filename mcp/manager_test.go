@@ -411,3 +411,49 @@ func TestNoProgressAfterCallReturned(t *testing.T) {
 		t.Fatalf("%d progress callbacks ran after Call returned", n)
 	}
 }
+
+// A tool's approval mode changes without restarting its server: set for
+// every thread and the threads to come (an "always allow"), or by a
+// reload that changes only approval modes.
+func TestApprovalModeChangesWithoutRestart(t *testing.T) {
+	mode := func(m *Manager, tool string) string {
+		for _, tl := range m.Tools() {
+			if tl.Name == tool {
+				return tl.ApprovalMode
+			}
+		}
+		t.Fatalf("no tool %s", tool)
+		return ""
+	}
+	r := NewRegistry([]config.MCPServer{stdio("ts")}, Options{}, nil)
+	m := r.NewThread("t1", nil)
+	defer m.Close()
+	waitState(t, m, "ts", StateReady)
+	pid, _ := call(t, m, "ts", "pid", `{}`)
+	if got := mode(m, "destroy"); got != "" {
+		t.Fatalf("mode before: %q", got)
+	}
+	r.SetToolApprovalMode("ts", "destroy", "approve")
+	if got := mode(m, "destroy"); got != "approve" {
+		t.Fatalf("running thread: %q", got)
+	}
+	if got := mode(m, "echo"); got != "" {
+		t.Fatalf("another tool: %q", got)
+	}
+	m2 := r.NewThread("t2", nil)
+	defer m2.Close()
+	waitState(t, m2, "ts", StateReady)
+	if got := mode(m2, "destroy"); got != "approve" {
+		t.Fatalf("new thread: %q", got)
+	}
+
+	c := stdio("ts")
+	c.DefaultToolsApprovalMode = "prompt"
+	m.Reload([]config.MCPServer{c})
+	if got, other := mode(m, "destroy"), mode(m, "echo"); got != "prompt" || other != "prompt" {
+		t.Fatalf("after the reload: %q %q", got, other)
+	}
+	if again, _ := call(t, m, "ts", "pid", `{}`); again != pid {
+		t.Fatalf("restarted: %s -> %s", pid, again)
+	}
+}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"github.com/codexd/codexd/agent"
@@ -72,6 +73,33 @@ func (r *Registry) NewThread(id string, elicit agent.MCPElicitFunc) *Manager {
 	r.mu.Unlock()
 	m.Start()
 	return m
+}
+
+// SetToolApprovalMode makes mode the approval mode of server's tool in
+// every thread's Manager and in the threads started from now on, as a
+// reload of the configuration that changed only that would, but without
+// restarting anything.
+func (r *Registry) SetToolApprovalMode(server, tool, mode string) {
+	r.mu.Lock()
+	ms := make([]*Manager, 0, len(r.threads))
+	for _, m := range r.threads {
+		ms = append(ms, m)
+	}
+	for i, c := range r.servers {
+		if c.Name == server {
+			// A new map: the old one may be shared with a Manager.
+			modes := maps.Clone(c.ToolApprovalModes)
+			if modes == nil {
+				modes = map[string]string{}
+			}
+			modes[tool] = mode
+			r.servers[i].ToolApprovalModes = modes
+		}
+	}
+	r.mu.Unlock()
+	for _, m := range ms {
+		m.SetToolApprovalMode(server, tool, mode)
+	}
 }
 
 // Thread is thread id's Manager, or nil.

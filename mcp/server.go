@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -40,6 +41,11 @@ type server struct {
 	stderr  *tail
 
 	progress map[string]*progressSink
+
+	// The approval modes in effect (cfg's, then as reloaded or set by
+	// SetToolApprovalMode): they change without a restart.
+	defaultMode string
+	toolModes   map[string]string
 }
 
 // progressSink delivers one call's progress until the call returns. The
@@ -69,6 +75,7 @@ func (p *progressSink) end() {
 
 func newServer(m *Manager, c config.MCPServer) *server {
 	s := &server{m: m, cfg: c, changed: make(chan struct{}), progress: map[string]*progressSink{}}
+	s.setModes(c)
 	if !c.Enabled {
 		s.state, s.reason = StateCancelled, "disabled"
 	}
@@ -352,6 +359,33 @@ func (s *server) wait(ctx context.Context) (State, string) {
 			return StateStarting, ""
 		}
 	}
+}
+
+// setModes takes the approval modes of c.
+func (s *server) setModes(c config.MCPServer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.defaultMode, s.toolModes = c.DefaultToolsApprovalMode, maps.Clone(c.ToolApprovalModes)
+}
+
+// approvalMode is tool's approval mode: its own, else the server's
+// default ("" when neither is set).
+func (s *server) approvalMode(tool string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if mode, ok := s.toolModes[tool]; ok {
+		return mode
+	}
+	return s.defaultMode
+}
+
+func (s *server) setToolMode(tool, mode string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.toolModes == nil {
+		s.toolModes = map[string]string{}
+	}
+	s.toolModes[tool] = mode
 }
 
 func (s *server) toolList() []*sdk.Tool {
