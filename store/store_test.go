@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/codexd/codexd/agent"
 )
@@ -385,7 +387,7 @@ func TestUnknownAndInvalidIDs(t *testing.T) {
 }
 
 // TestTurnBoundaryIsSynced: records reach the file as they are appended
-// (a kill -9 loses none of them), and the file is fsync'd when a turn
+// (a kill -9 loses none of them), and the file's fsync starts when a turn
 // ends, not before.
 func TestTurnBoundaryIsSynced(t *testing.T) {
 	e := newEnv(t)
@@ -409,6 +411,11 @@ func TestTurnBoundaryIsSynced(t *testing.T) {
 		if i >= 1 && unsynced() == last {
 			t.Fatalf("after record %d: unsynced %v", i, unsynced())
 		}
+		if last {
+			if err := fw.bg.wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if i >= 1 {
 			// What was appended is in the file already.
 			th, err := e.s.Read(bg, testID(90))
@@ -416,5 +423,76 @@ func TestTurnBoundaryIsSynced(t *testing.T) {
 				t.Fatalf("after record %d: %+v %v", i, th, err)
 			}
 		}
+	}
+}
+
+// TestTurnEndDoesNotWaitForTheDisk: the TurnCompleted append returns while
+// the file's fsync is still running; Sync waits for it, and a failed one
+// is reported by Sync, which syncs again.
+func TestTurnEndDoesNotWaitForTheDisk(t *testing.T) {
+	e := newEnv(t)
+	w, err := e.s.Create(bg, meta(testID(91), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	held, release := make(chan struct{}), make(chan struct{})
+	var failOnce atomic.Bool
+	failOnce.Store(true)
+	saved := fsyncFile
+	fsyncFile = func(f *os.File) error {
+		select {
+		case held <- struct{}{}:
+			<-release
+			if failOnce.Swap(false) {
+				return errors.New("injected EIO")
+			}
+		default:
+		}
+		return f.Sync()
+	}
+	t.Cleanup(func() { fsyncFile = saved })
+
+	appended := make(chan error, 1)
+	go func() {
+		var err error
+		for _, rec := range turnRecords("t1", 1, "hello") {
+			if err == nil {
+				err = w.Append(rec)
+			}
+		}
+		appended <- err
+	}()
+	select {
+	case <-held: // the turn's fsync started
+	case <-time.After(10 * time.Second):
+		t.Fatal("no fsync at the turn's end")
+	}
+	select {
+	case err := <-appended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn's last append waits for its fsync")
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- w.Sync() }()
+	select {
+	case err := <-synced:
+		t.Fatalf("Sync returned (%v) while the fsync was held", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-synced:
+		if err == nil || !strings.Contains(err.Error(), "injected EIO") {
+			t.Fatalf("Sync after a failed fsync: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Sync never returned")
+	}
+	if err := w.Sync(); err != nil {
+		t.Fatalf("Sync once the disk is back: %v", err)
 	}
 }

@@ -32,7 +32,8 @@ type fileWriter struct {
 	size      int64 // the length of its whole lines: what a reader may read
 	pending   []byte
 	sum       summary
-	unsynced  bool // written since the last fsync
+	unsynced  bool // written since the last fsync started
+	bg        syncer
 	dirSynced bool
 	stale     bool // the index has not seen the latest records
 	torn      bool
@@ -119,7 +120,32 @@ func (w *fileWriter) append(recs []Record) error {
 		return err
 	}
 	if boundary {
-		return w.sync()
+		return w.turnEnded()
+	}
+	return nil
+}
+
+// turnEnded makes an ended turn durable without making its end wait for
+// the disk: the file's fsync is started in the background (syncer), the
+// index is brought up to date now (a thread/list right after the turn sees
+// it), and the directory's entry is synced the first time, before any
+// record can be lost with a missing name.
+func (w *fileWriter) turnEnded() error {
+	if w.f == nil {
+		return nil
+	}
+	if !w.dirSynced {
+		if err := syncDir(filepath.Dir(w.path)); err != nil {
+			return err
+		}
+		w.dirSynced = true
+	}
+	if w.unsynced {
+		w.unsynced = false
+		w.bg.kick(w.f, w.st.log)
+	}
+	if w.stale {
+		w.updateIndex()
 	}
 	return nil
 }
@@ -195,7 +221,8 @@ func (w *fileWriter) Sync() error {
 }
 
 // sync writes what is pending, fsyncs the file (and, the first time, its
-// directory, so that the new name survives too) and updates the index.
+// directory, so that the new name survives too) and updates the index. It
+// waits for a turn boundary's fsync in flight.
 func (w *fileWriter) sync() error {
 	if w.f == nil {
 		return nil
@@ -203,11 +230,17 @@ func (w *fileWriter) sync() error {
 	if err := w.flush(); err != nil {
 		return err
 	}
-	if w.unsynced {
-		if err := w.f.Sync(); err != nil {
+	// A turn boundary's fsync may still run (or have failed: then this one
+	// is tried again, and its failure reported).
+	bgErr := w.bg.wait()
+	if w.unsynced || bgErr != nil {
+		if err := fsyncFile(w.f); err != nil {
 			return fmt.Errorf("store: syncing %s: %w", w.path, err)
 		}
 		w.unsynced = false
+	}
+	if bgErr != nil {
+		return fmt.Errorf("store: syncing %s at a turn's end: %w", w.path, bgErr)
 	}
 	if !w.dirSynced {
 		if err := syncDir(filepath.Dir(w.path)); err != nil {
