@@ -16,7 +16,6 @@ import (
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/appproto"
-	"github.com/codexd/codexd/config"
 	"github.com/codexd/codexd/jsonrpc"
 	"github.com/codexd/codexd/tomledit"
 )
@@ -136,12 +135,7 @@ func (s *Server) writeConfig(filePath, expected *string, edits []appproto.Config
 		}
 		changed = true
 	}
-	msg := validateConfig(current)
-	if msg == "" {
-		// Every other key Codex knows is held to Codex's type for it.
-		msg = config.CheckCodexTypes(current)
-	}
-	if msg != "" {
+	if msg := configTypeError(current, doc.Bytes()); msg != "" {
 		return resp, configWriteError(appproto.ConfigWriteValidationError, "Invalid configuration: "+msg)
 	}
 	if changed {

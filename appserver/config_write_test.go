@@ -83,6 +83,30 @@ func TestConfigBatchWriteAllOrNothing(t *testing.T) {
 	}
 }
 
+// TestConfigBatchWriteNamesTheFirstBadValue: of several wrongly typed
+// values Codex 0.169 names the first in the document, whether codexd reads
+// its key or not (observed with the edits in both orders).
+func TestConfigBatchWriteNamesTheFirstBadValue(t *testing.T) {
+	_, c, _ := configEnv(t, commentedConfig, Config{})
+	edit := func(k string, v any) map[string]any {
+		return map[string]any{"keyPath": k, "value": v, "mergeStrategy": "replace"}
+	}
+	for _, tc := range []struct {
+		edits []map[string]any
+		want  string
+	}{
+		{[]map[string]any{edit("notify", 1), edit("model_context_window", "x")}, "invalid type: integer `1`, expected a sequence\nin `notify`\n"},
+		{[]map[string]any{edit("model_context_window", "x"), edit("notify", 1)}, "invalid type: string \"x\", expected i64\nin `model_context_window`\n"},
+		{[]map[string]any{edit("web_search", 5), edit("sandbox_mode", 5)}, "invalid type: unit variant, expected string only\nin `web_search`\n"},
+		{[]map[string]any{edit("tui.theme", 5), edit("tui.animations", "x")}, "invalid type: integer `5`, expected a string\nin `tui.theme`\n"},
+	} {
+		e := c.callErr(appproto.MethodConfigBatchWrite, map[string]any{"edits": tc.edits})
+		if e.Message != "Invalid configuration: "+tc.want {
+			t.Errorf("%v: %q, want %q", tc.edits, e.Message, tc.want)
+		}
+	}
+}
+
 func TestConfigWriteErrors(t *testing.T) {
 	_, c, path := configEnv(t, commentedConfig, Config{})
 	cases := []struct {

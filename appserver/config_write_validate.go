@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/codexd/codexd/config"
 	"github.com/codexd/codexd/tomledit"
 )
 
@@ -37,14 +39,17 @@ var (
 // boolean (Codex's untagged FeatureToml), left to config.CheckCodexTypes.
 var featureTables = map[string]bool{"multi_agent_v2": true, "network_proxy": true, "apps_mcp_path_override": true}
 
-// validateConfig checks the keys codexd reads; it returns serde's message
-// for the first bad one, or "".
-func validateConfig(cfg map[string]any) string {
-	in := func(msg, key string) string { return msg + "\nin `" + key + "`\n" }
+// validateConfig checks the keys codexd reads, with the messages of the
+// serde errors Codex answers with, and returns every bad value.
+func validateConfig(cfg map[string]any) []config.TypeError {
+	var out []config.TypeError
+	bad := func(msg string, at ...string) {
+		out = append(out, config.TypeError{At: at, Msg: msg + "\nin `" + at[0] + "`\n"})
+	}
 	for _, k := range configStringKeys {
 		if v, ok := cfg[k]; ok {
 			if _, isStr := v.(string); !isStr {
-				return in("invalid type: "+serdeKindOf(v)+", expected a string", k)
+				bad("invalid type: "+serdeKindOf(v)+", expected a string", k)
 			}
 		}
 	}
@@ -60,40 +65,69 @@ func validateConfig(cfg map[string]any) string {
 			}
 			// What serde's TOML reader says of a non-string enum value,
 			// as Codex 0.169 answered for model_verbosity = 3.
-			return in("invalid type: unit variant, expected string only", e.key)
+			bad("invalid type: unit variant, expected string only", e.key)
+			continue
 		}
 		known := false
 		for _, x := range e.values {
 			known = known || (x == s && !(e.key == "approval_policy" && s == "granular"))
 		}
 		if !known {
-			return in(fmt.Sprintf("unknown variant `%s`, expected one of `%s`", s, strings.Join(e.values, "`, `")), e.key)
+			bad(fmt.Sprintf("unknown variant `%s`, expected one of `%s`", s, strings.Join(e.values, "`, `")), e.key)
 		}
 	}
 	for _, k := range configBoolKeys {
 		if v, ok := cfg[k]; ok {
 			if _, isBool := v.(bool); !isBool {
-				return in("invalid type: "+serdeKindOf(v)+", expected a boolean", k)
+				bad("invalid type: "+serdeKindOf(v)+", expected a boolean", k)
 			}
 		}
 	}
 	if f, ok := cfg["features"]; ok {
 		m, isMap := f.(map[string]any)
 		if !isMap {
-			return in("invalid type: "+serdeKindOf(f)+", expected a map", "features")
+			bad("invalid type: "+serdeKindOf(f)+", expected a map", "features")
+			return out
 		}
-		keys := sortedKeys(m)
-		for _, k := range keys {
+		for _, k := range sortedKeys(m) {
 			if featureTables[k] {
-				continue // true, false or a table: see CheckCodexTypes
+				continue // true, false or a table: see config.CodexTypeErrors
 			}
 			if _, isBool := m[k].(bool); !isBool {
 				if _, isMap := m[k].(map[string]any); isMap {
 					continue // a feature's own table ([features.NAME])
 				}
-				return in("invalid type: "+serdeKindOf(m[k])+", expected a boolean", "features")
+				// Codex reads [features] as a map: the path stops there.
+				bad("invalid type: "+serdeKindOf(m[k])+", expected a boolean", "features", k)
 			}
 		}
+	}
+	return out
+}
+
+// configTypeError is the message Codex answers for the edited config cfg,
+// whose document (as written) is src: its first wrongly typed value in the
+// document's order, by codexd's checks of the keys it reads and else by
+// Codex's config schema; "" when every value is well typed.
+func configTypeError(cfg map[string]any, src []byte) string {
+	errs := validateConfig(cfg)
+	seen := map[string]bool{}
+	for _, e := range errs {
+		seen[strings.Join(e.At, ".")] = true
+	}
+	for _, e := range config.CodexTypeErrors(cfg) {
+		if !seen[strings.Join(e.At, ".")] && !(len(e.At) > 1 && e.At[0] == "features" && !featureTables[e.At[1]]) {
+			errs = append(errs, e)
+		}
+	}
+	var keys [][]string
+	if md, err := toml.Decode(string(src), &map[string]any{}); err == nil {
+		for _, k := range md.Keys() {
+			keys = append(keys, k)
+		}
+	}
+	if e, ok := config.FirstTypeError(errs, keys); ok {
+		return e.Msg
 	}
 	return ""
 }

@@ -76,31 +76,85 @@ func loadCodexSchema() {
 	codexSchema, codexSchemaDoc = s, doc
 }
 
-// CheckCodexTypes checks a config.toml document, as BurntSushi/toml
+// TypeError is one wrongly typed value: where it is, and serde's message
+// for it in the form Codex's config writes answer with (what is wrong,
+// then "\nin `PATH`\n").
+type TypeError struct {
+	At  []string // the value's keys (array elements by index)
+	Msg string
+}
+
+// CodexTypeErrors checks a config.toml document, as BurntSushi/toml
 // decodes it, against the types Codex 0.169 gives every key it knows, and
-// returns the message of serde's error for the first wrongly typed value
-// ("" when there is none), in the form Codex's config writes answer with:
-// what is wrong, then "\nin `PATH`\n". A key Codex does not know is not
-// checked, as Codex ignores it. Of several bad values the one named is the
-// first in key order.
-func CheckCodexTypes(doc map[string]any) string {
+// returns every wrongly typed value, in key order. A key Codex does not
+// know is not checked, as Codex ignores it. Codex names the first bad
+// value in the document's order (see FirstTypeError).
+func CodexTypeErrors(doc map[string]any) []TypeError {
 	codexSchemaOnce.Do(loadCodexSchema)
 	inst := jsonValue(doc)
 	err := codexSchema.Validate(inst)
 	if err == nil {
-		return ""
+		return nil
 	}
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
-		return ""
+		return nil
 	}
 	var found []problem
 	collect(ve, inst, &found)
-	if len(found) == 0 {
-		return ""
-	}
 	sort.SliceStable(found, func(i, j int) bool { return lessPath(found[i].at, found[j].at) })
-	return found[0].msg + "\nin `" + serdePath(found[0].at, found[0].variant) + "`\n"
+	out := make([]TypeError, 0, len(found))
+	for _, p := range found {
+		out = append(out, TypeError{At: p.at, Msg: p.msg + "\nin `" + serdePath(p.at, p.variant) + "`\n"})
+	}
+	return out
+}
+
+// CheckCodexTypes is the message of the first of CodexTypeErrors in key
+// order, or "".
+func CheckCodexTypes(doc map[string]any) string {
+	if errs := CodexTypeErrors(doc); len(errs) > 0 {
+		return errs[0].Msg
+	}
+	return ""
+}
+
+// FirstTypeError is the error Codex names of errs: the one whose value
+// comes first in the document, keys giving the document's keys in order
+// (as toml.MetaData.Keys lists them); an error whose place is not among
+// them comes after those that are. ok is false for no errors.
+func FirstTypeError(errs []TypeError, keys [][]string) (TypeError, bool) {
+	if len(errs) == 0 {
+		return TypeError{}, false
+	}
+	pos := make(map[string]int, len(keys))
+	for i, k := range keys {
+		j := strings.Join(k, "\x00")
+		if _, dup := pos[j]; !dup {
+			pos[j] = i
+		}
+	}
+	rank := func(at []string) int {
+		var keys []string
+		for _, p := range at {
+			if _, err := strconv.Atoi(p); err != nil {
+				keys = append(keys, p)
+			}
+		}
+		for n := len(keys); n > 0; n-- {
+			if i, ok := pos[strings.Join(keys[:n], "\x00")]; ok {
+				return i
+			}
+		}
+		return len(pos)
+	}
+	best := 0
+	for i := 1; i < len(errs); i++ {
+		if rank(errs[i].At) < rank(errs[best].At) {
+			best = i
+		}
+	}
+	return errs[best], true
 }
 
 type problem struct {

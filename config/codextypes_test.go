@@ -48,3 +48,33 @@ func TestCheckCodexTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstTypeErrorInDocumentOrder: of several bad values Codex 0.169
+// names the first in the document (observed with config/batchWrite, the
+// edits' keys in either order).
+func TestFirstTypeErrorInDocumentOrder(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"notify = 1\nmodel_context_window = \"x\"", "invalid type: integer `1`, expected a sequence\nin `notify`\n"},
+		{"model_context_window = \"x\"\nnotify = 1", "invalid type: string \"x\", expected i64\nin `model_context_window`\n"},
+		{"[tui]\ntheme = 5\nanimations = \"x\"", "invalid type: integer `5`, expected a string\nin `tui.theme`\n"},
+		{"web_search = 5\n[agents]\nmax_depth = \"x\"", "invalid type: unit variant, expected string only\nin `web_search`\n"},
+		{"[[skills.config]]\nname = \"x\"\n[history]\nmax_bytes = \"y\"", "missing field `enabled`\nin `skills.config`\n"},
+	} {
+		doc := map[string]any{}
+		md, err := toml.Decode(tc.doc, &doc)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.doc, err)
+		}
+		var keys [][]string
+		for _, k := range md.Keys() {
+			keys = append(keys, k)
+		}
+		got, ok := FirstTypeError(CodexTypeErrors(doc), keys)
+		if !ok || got.Msg != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.doc, got.Msg, tc.want)
+		}
+	}
+	if _, ok := FirstTypeError(nil, nil); ok {
+		t.Error("no errors, yet a first one")
+	}
+}
