@@ -3,12 +3,13 @@ package appserver
 import (
 	"context"
 	"fmt"
-	"github.com/codexd/codexd/auth"
 	"path/filepath"
 	"strings"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/appproto"
+	"github.com/codexd/codexd/auth"
+	"github.com/codexd/codexd/skills"
 )
 
 func (s *Server) modelList(ctx context.Context, c *call, p appproto.ModelListParams) (appproto.ModelListResponse, error) {
@@ -160,9 +161,10 @@ func (s *Server) skillsList(ctx context.Context, c *call, p appproto.SkillsListP
 			// call reads the disk afresh and forceReload has nothing to
 			// bypass.
 			list, errs := s.cfg.Skills(dir)
+			off := skills.Disabled(list, s.skillRules())
 			for _, sk := range list {
 				e.Skills = append(e.Skills, appproto.SkillMetadata{Name: sk.Name, Description: sk.Description,
-					ShortDescription: sk.ShortDescription, Path: sk.Path, Scope: string(sk.Scope), Enabled: true})
+					ShortDescription: sk.ShortDescription, Path: sk.Path, Scope: string(sk.Scope), Enabled: !off[sk.Path]})
 			}
 			for _, le := range errs {
 				e.Errors = append(e.Errors, appproto.SkillErrorInfo{Path: le.Path, Message: le.Message})

@@ -239,6 +239,7 @@ func (s *Server) registerAll() {
 	registerFeatures(s)
 	registerThreadRevert(s)
 	registerThreadItemsList(s)
+	registerSkillsConfigWrite(s)
 	threadScoped(s, appproto.MethodThreadResume, appproto.MethodThreadFork, appproto.MethodThreadRead,
 		appproto.MethodThreadUnsubscribe, appproto.MethodThreadArchive, appproto.MethodThreadNameSet,
 		appproto.MethodThreadSettingsUpdate, appproto.MethodThreadTurnsList, appproto.MethodTurnStart,

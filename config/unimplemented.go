@@ -21,7 +21,6 @@ var unimplemented = map[string]string{
 	"show_raw_agent_reasoning":           "show the raw reasoning",
 	"model_supports_reasoning_summaries": "force reasoning summaries",
 	"agents":                             "configure sub-agents",
-	"skills":                             "load skills",
 	"hooks":                              "run hooks",
 	"otel":                               "export telemetry",
 	"zsh_path":                           "run commands with another zsh",

@@ -21,13 +21,19 @@ func (tr *turn) turnSkills() []skills.Skill {
 			return
 		}
 		home, _ := os.UserHomeDir()
-		tr.skills, _ = skills.Discover(skills.Roots(skills.Locations{
+		found, _ := skills.Discover(skills.Roots(skills.Locations{
 			CodexHome:   tr.t.core.cfg.CodexHome,
 			Home:        home,
 			Cwd:         tr.settings.Cwd,
 			RootMarkers: tr.t.core.cfg.ProjectRootMarkers,
 			AdminDir:    tr.t.core.cfg.SkillsAdminDir,
 		}))
+		// The [[skills.config]] rules are read at each turn, so that one
+		// skills/config/write wrote applies to the next turn.
+		if tr.t.core.cfg.CodexHome != "" {
+			tr.skillRules = skills.ReadRules(filepath.Join(tr.t.core.cfg.CodexHome, "config.toml"))
+		}
+		tr.skills = skills.Enabled(found, tr.skillRules)
 	})
 	return tr.skills
 }
@@ -46,6 +52,11 @@ func (tr *turn) skillItems(in []agent.Input) []prompt.Item {
 		seen[path] = true
 		if filepath.Base(path) != skills.FileName || !filepath.IsAbs(path) {
 			tr.t.log.Warn("skill input is not an absolute path to a SKILL.md", "path", path)
+			return
+		}
+		tr.turnSkills() // reads the rules
+		if skills.Disabled([]skills.Skill{{Name: name, Path: path}}, tr.skillRules)[path] {
+			tr.t.log.Info("skill input names a disabled skill", "path", path)
 			return
 		}
 		data, err := skills.ReadFile(path)

@@ -60,6 +60,41 @@ func TestSkillsReachTheModel(t *testing.T) {
 	}
 }
 
+// TestDisabledSkills: a skill that [[skills.config]] in $CODEX_HOME's
+// config.toml disables is not listed to the model, and neither a `$name`
+// mention nor a skill input brings it in; the file is read at each turn,
+// so a rule written between turns applies to the next one.
+func TestDisabledSkills(t *testing.T) {
+	m := newFakeModel(textResponse("msg_1", "ok"), textResponse("msg_2", "ok"))
+	var home string
+	h := newHarness(t, m, func(c *Config) { home = c.CodexHome })
+	demo := filepath.Join(home, "skills", "demo", "SKILL.md")
+	mkWrite(t, demo, "---\nname: demo\ndescription: Demo skill.\n---\nDo the demo.\n")
+	mkWrite(t, filepath.Join(home, "skills", "other", "SKILL.md"), "---\nname: other\ndescription: Other skill.\n---\nOther body.\n")
+	cfg := filepath.Join(home, "config.toml")
+	old, _ := os.ReadFile(cfg)
+	writeFile(t, cfg, string(old)+"\n[[skills.config]]\nname = \"other\"\nenabled = false\n")
+
+	th := h.start(agent.Overrides{Model: strp("gpt-5.5")})
+	h.submit(th, agent.UserInput{Input: []agent.Input{{Type: "text", Text: "use $demo and $other"}}})
+	until(t, th, isTurnCompleted)
+	req := m.request(t)
+	if got, want := contextShape(req), "developer:base | developer:skills+permissions | user:env | user:use $demo and $other | user:skill:demo"; got != want {
+		t.Fatalf("with other disabled\n%s\nwant\n%s", got, want)
+	}
+	if list := req.Input[1].Content[0].Text; strings.Contains(list, "other") {
+		t.Fatalf("a disabled skill is listed:\n%s", list)
+	}
+
+	writeFile(t, cfg, string(old)+"\n[[skills.config]]\npath = \""+demo+"\"\nenabled = false\n")
+	h.submit(th, agent.UserInput{Input: []agent.Input{{Type: "text", Text: "again $demo"}, {Type: "skill", Name: "demo", Path: demo}}})
+	until(t, th, isTurnCompleted)
+	first := "developer:base | developer:skills+permissions | user:env | user:use $demo and $other | user:skill:demo"
+	if got, want := contextShape(m.request(t)), first+" | assistant:ok | user:again $demo"; got != want {
+		t.Fatalf("a skill disabled between turns\n%s\nwant\n%s", got, want)
+	}
+}
+
 func TestSkillInputMustBeASkillFile(t *testing.T) {
 	m := newFakeModel(textResponse("msg_1", "ok"))
 	h := newHarness(t, m, func(c *Config) { c.NoSkills = true })

@@ -43,6 +43,8 @@ type turn struct {
 	// skills are the skills found for the turn's cwd (turnSkills).
 	skillsOnce sync.Once
 	skills     []skills.Skill
+	// skillRules are the [[skills.config]] rules read with the skills.
+	skillRules []skills.Rule
 	// prefix is what the last request held besides the conversation: the
 	// base instructions first, a code-mode model's tools item, and the
 	// history's context messages (compaction and review reuse it).

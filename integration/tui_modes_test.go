@@ -202,7 +202,9 @@ func selectedLine(s *tmuxSession, text string) bool {
 // TestCodexTUIModesSkill: a skill in codexd's $CODEX_HOME/skills shows in
 // the TUI's `$` popup; picked there and sent with a prompt, it reaches
 // the model as Codex 0.169 sends it: the list of skills in the
-// developer context, and the whole SKILL.md in a <skill> block.
+// developer context, and the whole SKILL.md in a <skill> block. Turned
+// off in /skills, it is written to codexd's config.toml
+// (skills/config/write) and no longer brought in.
 func TestCodexTUIModesSkill(t *testing.T) {
 	codex, codexd, inside := inNetnsOrRerun(t, "TestCodexTUIModesSkill")
 	if !inside {
@@ -235,6 +237,34 @@ func TestCodexTUIModesSkill(t *testing.T) {
 		if !strings.Contains(body, htmlEscaped(want)) {
 			t.Fatalf("the model request lacks %q: %s", want, body)
 		}
+	}
+
+	// /skills, "Enable/Disable Skills": Space turns greeter off, which
+	// codexd writes to its config.toml; the popup no longer offers it, and
+	// a later $greeter brings nothing in.
+	st.prompt("/skills")
+	tui.waitText(modesWait, "2. Enable/Disable Skills")
+	tui.send(false, "Down")
+	tui.waitText(modesWait, "› 2. Enable/Disable Skills")
+	tui.send(false, "Enter")
+	tui.waitText(modesWait, "[x] greeter")
+	tui.send(false, "Space")
+	tui.waitText(modesWait, "[ ] greeter")
+	tui.send(false, "Escape")
+	tui.waitText(modesWait, "Ask Codex to do anything")
+	if !st.asked("skills/config/write") {
+		t.Fatal("the TUI never sent skills/config/write")
+	}
+	cfg, err := os.ReadFile(filepath.Join(st.home, "config.toml"))
+	if err != nil || !strings.Contains(string(cfg), "[[skills.config]]\npath = \""+skillPath+"\"\nenabled = false\n") {
+		t.Fatalf("codexd's config.toml after the toggle (%v):\n%s", err, cfg)
+	}
+	before = len(st.model.Requests())
+	st.prompt("MOCK:hello $greeter once more")
+	tui.waitFor("the answer", modesWait, func(s string) bool { return afterLast(s, "once more", mockmodel.HelloText) })
+	body = string(lastAnswered(t, st.model, before, "MOCK:hello").Body)
+	if n := strings.Count(body, htmlEscaped(`<skill>\n<name>greeter</name>`)); n != 1 {
+		t.Fatalf("%d greeter blocks after it was disabled, want only the first turn's: %s", n, body)
 	}
 	st.end()
 }
