@@ -75,6 +75,17 @@ func (st *modesStack) prompt(text string) {
 	st.tui.send(false, "Enter")
 }
 
+// answered waits until the screen shows answer after the last prompt,
+// and the turn's end ("Worked for"): keys sent while a turn runs act on
+// it (Esc interrupts, Enter steers), not on the composer.
+func (st *modesStack) answered(prompt, answer string) string {
+	st.t.Helper()
+	return st.tui.waitFor("the answer to "+prompt, modesWait, func(s string) bool {
+		i := strings.LastIndex(s, prompt)
+		return i >= 0 && strings.Contains(s[i:], answer) && strings.Contains(s[strings.Index(s[i:], answer)+i:], "Worked for")
+	})
+}
+
 // asked reports whether the TUI sent codexd a request of method.
 func (st *modesStack) asked(method string) bool {
 	return strings.Contains(st.server.proxy.transcript(1_000_000), `"method":"`+method+`"`)
@@ -137,9 +148,9 @@ func TestCodexTUIModesEditPrompt(t *testing.T) {
 	st := startModesStack(t, codex, codexd, nil)
 	tui := st.tui
 	st.prompt("MOCK:hello alpha question")
-	tui.waitText(modesWait, mockmodel.HelloText)
+	st.answered("alpha question", mockmodel.HelloText)
 	st.prompt("MOCK:hello beta question")
-	tui.waitFor("the second answer", modesWait, func(s string) bool { return afterLast(s, "beta question", mockmodel.HelloText) })
+	st.answered("beta question", mockmodel.HelloText)
 
 	// Esc Esc in the empty composer browses the transcript from the last
 	// prompt; Left moves to the first, Enter rewinds to it and puts it in
@@ -159,9 +170,7 @@ func TestCodexTUIModesEditPrompt(t *testing.T) {
 	tui.send(true, " revised")
 	tui.waitText(modesWait, "› MOCK:hello alpha question revised")
 	tui.send(false, "Enter")
-	scr := tui.waitFor("the edited prompt's answer", modesWait, func(s string) bool {
-		return afterLast(s, "alpha question revised", mockmodel.HelloText)
-	})
+	scr := st.answered("alpha question revised", mockmodel.HelloText)
 	if strings.Contains(scr, "beta question") {
 		t.Fatalf("the dropped prompt is still on screen:\n%s", scr)
 	}
@@ -225,7 +234,7 @@ func TestCodexTUIModesSkill(t *testing.T) {
 	tui.send(true, "MOCK:hello say hi") // after the "$greeter " the popup put in
 	tui.waitText(modesWait, "› $greeter MOCK:hello say hi")
 	tui.send(false, "Enter")
-	tui.waitFor("the answer", modesWait, func(s string) bool { return afterLast(s, "say hi", mockmodel.HelloText) })
+	st.answered("say hi", mockmodel.HelloText)
 	if !st.asked("skills/list") {
 		t.Fatal("the TUI never sent skills/list")
 	}
@@ -261,7 +270,7 @@ func TestCodexTUIModesSkill(t *testing.T) {
 	}
 	before = len(st.model.Requests())
 	st.prompt("MOCK:hello $greeter once more")
-	tui.waitFor("the answer", modesWait, func(s string) bool { return afterLast(s, "once more", mockmodel.HelloText) })
+	st.answered("once more", mockmodel.HelloText)
 	body = string(lastAnswered(t, st.model, before, "MOCK:hello").Body)
 	if n := strings.Count(body, htmlEscaped(`<skill>\n<name>greeter</name>`)); n != 1 {
 		t.Fatalf("%d greeter blocks after it was disabled, want only the first turn's: %s", n, body)
@@ -308,7 +317,8 @@ func TestCodexTUIModesPlan(t *testing.T) {
 	tui.waitText(modesWait, "Which database?", "1. Postgres", "2. SQLite")
 	tui.send(false, "Down")
 	tui.send(false, "Enter")
-	tui.waitText(modesWait, "answer: SQLite", "The tool printed:")
+	tui.waitText(modesWait, "answer: SQLite")
+	st.answered("answer: SQLite", "The tool printed:")
 	if !strings.Contains(st.server.proxy.transcript(1_000_000), `"method":"item/tool/requestUserInput"`) {
 		t.Fatal("codexd never sent item/tool/requestUserInput")
 	}
