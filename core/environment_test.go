@@ -295,7 +295,7 @@ func TestEnvironmentsStartDuringLostResume(t *testing.T) {
 func TestEnvironmentsServerRestarted(t *testing.T) {
 	srv := execproctest.Start(t)
 	reg := environment.New(environment.Options{Client: execclient.Options{
-		ReconnectAttempts: 50, ReconnectTimeout: 20 * time.Second, ReconnectMaxBackoff: 100 * time.Millisecond}})
+		ReconnectAttempts: 1000, ReconnectTimeout: 20 * time.Second, ReconnectMaxBackoff: 100 * time.Millisecond}})
 	t.Cleanup(func() { reg.Close() })
 	if err := reg.Add(environment.AddParams{ID: "r", URL: srv.URL}); err != nil {
 		t.Fatal(err)

@@ -82,6 +82,11 @@ type env struct {
 	conn    *execclient.Connector // nil when the URL cannot be dialled
 	urlErr  error                 // why conn is nil
 	sem     chan struct{}         // held while the client is checked or made
+	// ctx ends when the registry closes or an environment/add replaces
+	// this environment: its background work (renewing a lost session)
+	// stops then. Clients threads hold live on until Close.
+	ctx  context.Context
+	stop context.CancelFunc
 
 	mu         sync.Mutex
 	client     *execclient.Client
@@ -97,9 +102,16 @@ func New(o Options) *Registry {
 	ctx, stop := context.WithCancel(context.Background())
 	r := &Registry{opts: o, ctx: ctx, stop: stop, envs: map[string]*env{}, watchers: map[int]func(Event){}}
 	if o.Local != nil {
-		r.envs[LocalID] = &env{id: LocalID, url: o.Local.URL(), conn: o.Local, sem: make(chan struct{}, 1)}
+		r.envs[LocalID] = r.newEnv(LocalID, o.Local.URL())
+		r.envs[LocalID].conn = o.Local
 	}
 	return r
+}
+
+func (r *Registry) newEnv(id, url string) *env {
+	e := &env{id: id, url: url, sem: make(chan struct{}, 1)}
+	e.ctx, e.stop = context.WithCancel(r.ctx)
+	return e
 }
 
 // FromFile returns a registry with local (unless the file leaves it out)
@@ -150,7 +162,7 @@ func (r *Registry) Add(p AddParams) error {
 	if opts.ClientName == "" {
 		opts.ClientName = "codexd-core"
 	}
-	e := &env{id: p.ID, url: p.URL, sem: make(chan struct{}, 1)}
+	e := r.newEnv(p.ID, p.URL)
 	opts.OnDisconnect = func(err error) { r.dropped(e, err) }
 	opts.OnReconnect = func(_ int, err error) {
 		if err == nil {
@@ -168,10 +180,13 @@ func (r *Registry) Add(p AddParams) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
+		e.stop()
 		return execclient.ErrClientClosed
 	}
 	if old := r.envs[p.ID]; old != nil {
-		// Threads may hold its client: it lives until Close.
+		// Threads may hold its client: it lives until Close. Its
+		// background work stops now.
+		old.stop()
 		r.retired = append(r.retired, old)
 	}
 	r.envs[p.ID] = e
@@ -332,7 +347,7 @@ func (r *Registry) watchClient(e *env, c *execclient.Client) bool {
 	go func() {
 		defer r.wg.Done()
 		select {
-		case <-r.ctx.Done():
+		case <-e.ctx.Done(): // the registry closed, or e was replaced
 			return
 		case <-c.Done():
 		}
@@ -342,25 +357,23 @@ func (r *Registry) watchClient(e *env, c *execclient.Client) bool {
 		e.mu.Lock()
 		e.lost = true
 		e.mu.Unlock()
-		if r.get(e.id) == e { // not replaced by an environment/add since
-			r.renew(e)
-		}
+		r.renew(e)
 	}()
 	return true
 }
 
 // renew connects e afresh, retrying with backoff (100ms doubling up to 5s)
-// until it succeeds or the registry closes. Each attempt is one dial
-// bounded by the client's DialTimeout.
+// until it succeeds, the registry closes or e is replaced. Each attempt
+// is one dial bounded by the client's DialTimeout.
 func (r *Registry) renew(e *env) {
 	backoff := 100 * time.Millisecond
 	for {
-		if _, err := r.client(r.ctx, e); err == nil || r.ctx.Err() != nil {
+		if _, err := r.client(e.ctx, e); err == nil || e.ctx.Err() != nil {
 			return
 		}
 		t := time.NewTimer(backoff)
 		select {
-		case <-r.ctx.Done():
+		case <-e.ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,9 @@ import (
 // lost session failed, with an error that says the session was lost.
 func TestRegistryServerRestartedSessionLost(t *testing.T) {
 	srv := execproctest.Start(t)
-	r := New(Options{Client: execclient.Options{ReconnectAttempts: 50, ReconnectTimeout: 20 * time.Second, ReconnectMaxBackoff: 100 * time.Millisecond}})
+	// The resume keeps trying (bounded by its 20s) until the new process
+	// answers, and is refused: the process may be slow to start here.
+	r := New(Options{Client: execclient.Options{ReconnectAttempts: 1000, ReconnectTimeout: 20 * time.Second, ReconnectMaxBackoff: 100 * time.Millisecond}})
 	t.Cleanup(func() { r.Close() })
 	if err := r.Add(AddParams{ID: "r", URL: srv.URL}); err != nil {
 		t.Fatal(err)
@@ -74,5 +77,56 @@ func TestRegistryServerRestartedSessionLost(t *testing.T) {
 	}
 	if out := echo(t, c2, srv.Root, "back"); out != "back\n" {
 		t.Fatalf("echo after the restart: %q", out)
+	}
+}
+
+// stacksContain reports whether a goroutine is in fn.
+func stacksContain(fn string) bool {
+	buf := make([]byte, 1<<20)
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), fn)
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
+	}
+}
+
+// An environment replaced by environment/add while its lost session is
+// being renewed stops renewing: it would otherwise dial the old URL for
+// ever, and announce a fresh session under the id the new one holds.
+func TestRegistryReplacedStopsRenewing(t *testing.T) {
+	srv := execproctest.Start(t)
+	// The replacement's server, closed after the registry (cleanups run
+	// last first), so that no resume dials it while it shuts down.
+	_, url := wsServer(t)
+	r := New(Options{Client: execclient.Options{ReconnectAttempts: 1, DialTimeout: time.Second}})
+	t.Cleanup(func() { r.Close() })
+	if err := r.Add(AddParams{ID: "r", URL: srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Client(ctxT(t), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill() // for good
+	<-c.Done()
+	const renew = "environment.(*Registry).renew"
+	waitUntil(t, "renewing the lost session", func() bool { return stacksContain(renew) })
+	if err := r.Add(AddParams{ID: "r", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the replaced environment stops renewing", func() bool { return !stacksContain(renew) })
+	c2, err := r.Client(ctxT(t), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := echo(t, c2, roots[url], "new"); out != "new\n" {
+		t.Fatalf("echo %q", out)
 	}
 }
