@@ -144,15 +144,23 @@ func BenchmarkLongSession(b *testing.B) {
 	for _, n := range []int{50, 300} {
 		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
 			s := newLongSession(b)
-			var last []turnCost
+			var first, last []turnCost
 			compactions := 0
 			for b.Loop() {
 				ds, c := s.run(b, n)
-				last = append(last, ds[len(ds)-50:]...)
+				first, last = append(first, ds[:50]...), append(last, ds[len(ds)-50:]...)
 				compactions += c
 			}
-			b.ReportMetric(float64(median(last, func(c turnCost) time.Duration { return c.wall })), "ns/turn")
-			b.ReportMetric(float64(median(last, func(c turnCost) time.Duration { return c.cpu })), "cpu-ns/turn")
+			wall := func(c turnCost) time.Duration { return c.wall }
+			cpu := func(c turnCost) time.Duration { return c.cpu }
+			b.ReportMetric(float64(median(last, wall)), "ns/turn")
+			b.ReportMetric(float64(median(last, cpu)), "cpu-ns/turn")
+			if n > 50 {
+				// The goal's figure, within the sessions: the last 50
+				// turns over the first 50.
+				b.ReportMetric(float64(median(last, wall))/float64(median(first, wall)), "wall-ratio")
+				b.ReportMetric(float64(median(last, cpu))/float64(median(first, cpu)), "cpu-ratio")
+			}
 			b.ReportMetric(float64(compactions)/float64(b.N), "compactions/op")
 		})
 	}
