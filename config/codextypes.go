@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,7 +106,7 @@ func CodexTypeErrors(doc map[string]any) []TypeError {
 	sort.SliceStable(found, func(i, j int) bool { return lessPath(found[i].at, found[j].at) })
 	out := make([]TypeError, 0, len(found))
 	for _, p := range found {
-		out = append(out, TypeError{At: p.at, Msg: p.msg + "\nin `" + serdePath(p.at, p.variant) + "`\n"})
+		out = append(out, TypeError{At: p.at, Msg: p.msg + "\nin `" + serdePath(p.at) + "`\n"})
 	}
 	return out
 }
@@ -158,9 +159,8 @@ func FirstTypeError(errs []TypeError, keys [][]string) (TypeError, bool) {
 }
 
 type problem struct {
-	at      []string
-	msg     string
-	variant bool // an enum's value: see serdePath
+	at  []string
+	msg string
 }
 
 // collect gathers serde's message for each failure of the tree below e.
@@ -170,37 +170,106 @@ func collect(e *jsonschema.ValidationError, inst any, out *[]problem) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Type:
 		if _, isEnum := node["enum"]; isEnum {
-			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, nil), true})
+			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, nil)})
 			return
 		}
-		*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected " + expectation(e.SchemaURL, node), false})
+		*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected " + expectation(e.SchemaURL, node)})
 		return
 	case *kind.Format:
 		if r, ok := intRanges[k.Want]; ok {
-			*out = append(*out, problem{e.InstanceLocation, fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust), false})
+			*out = append(*out, problem{e.InstanceLocation, fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust)})
 		}
 		return
 	case *kind.Enum:
-		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, enumVariants(node)), true})
+		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, enumVariants(node))})
 		return
 	case *kind.Const:
-		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, []string{fmt.Sprint(k.Want)}), true})
+		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, []string{fmt.Sprint(k.Want)})})
 		return
 	case *kind.Required:
-		*out = append(*out, problem{e.InstanceLocation, "missing field `" + k.Missing[0] + "`", false})
+		*out = append(*out, problem{e.InstanceLocation, "missing field `" + k.Missing[0] + "`"})
 		return
 	case *kind.OneOf, *kind.AnyOf:
+		if tags := internalTags(node); tags != nil {
+			internallyTagged(e, inst, v, tags, out)
+			return
+		}
 		if vs := enumVariants(node); vs != nil {
 			// A Rust enum of named variants, which schemars writes as
 			// one branch per variant.
-			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, vs), true})
+			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, vs)})
 			return
 		}
-		*out = append(*out, problem{e.InstanceLocation, "data did not match any variant of untagged enum " + rustName(e.SchemaURL), true})
+		name := rustName(e.SchemaURL)
+		if exp, ok := untaggedExpectations[name]; ok {
+			*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected " + exp})
+			return
+		}
+		*out = append(*out, problem{e.InstanceLocation, "data did not match any variant of untagged enum " + name})
 		return
 	}
 	for _, c := range e.Causes {
 		collect(c, inst, out)
+	}
+}
+
+// untaggedExpectations are the enums whose own deserializer says what it
+// expected, as Codex 0.169 answers.
+var untaggedExpectations = map[string]string{
+	"KeybindingsSpec": "a keybinding string or a list of keybinding strings",
+}
+
+// internalTags lists the tags of an internally tagged enum schema (a oneOf
+// of tables whose required "type" names the variant), or nil.
+func internalTags(node map[string]any) []string {
+	branches, ok := node["oneOf"].([]any)
+	if !ok {
+		return nil
+	}
+	var tags []string
+	for _, b := range branches {
+		bm, _ := b.(map[string]any)
+		props, _ := bm["properties"].(map[string]any)
+		tm, _ := props["type"].(map[string]any)
+		vals, _ := tm["enum"].([]any)
+		if len(vals) != 1 {
+			return nil
+		}
+		tags = append(tags, fmt.Sprint(vals[0]))
+	}
+	return tags
+}
+
+// internallyTagged words the failure of an internally tagged enum as
+// serde does: the value must be a table, its "type" a known tag, and then
+// the tagged variant's own errors count.
+func internallyTagged(e *jsonschema.ValidationError, inst, v any, tags []string, out *[]problem) {
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected internally tagged enum " + rustName(e.SchemaURL)})
+		return
+	}
+	tag, isStr := m["type"].(string)
+	if _, has := m["type"]; !has {
+		*out = append(*out, problem{e.InstanceLocation, "missing field `type`"})
+		return
+	}
+	at := append(append([]string(nil), e.InstanceLocation...), "type")
+	i := slices.Index(tags, tag)
+	if !isStr || i < 0 {
+		*out = append(*out, problem{at, enumMessage(m["type"], tags)})
+		return
+	}
+	branch := fmt.Sprintf("/oneOf/%d", i)
+	for _, c := range e.Causes {
+		if strings.HasSuffix(c.SchemaURL, branch) {
+			for _, cc := range c.Causes {
+				collect(cc, inst, out)
+			}
+			if len(c.Causes) == 0 {
+				collect(c, inst, out)
+			}
+		}
 	}
 }
 
@@ -335,10 +404,9 @@ func valueAtPath(v any, path []string) any {
 }
 
 // serdePath is a value's path as Codex names it: the keys, dot-joined,
-// without array indices; but for a bad enum value inside [tui] only
-// "tui", as Codex 0.169 answers (a mistyped boolean there keeps its whole
-// path).
-func serdePath(at []string, variant bool) string {
+// without array indices, and cut where Codex 0.169's reading of a table
+// loses the path below it (see cutPaths).
+func serdePath(at []string) string {
 	var keys []string
 	for _, p := range at {
 		if _, err := strconv.Atoi(p); err == nil {
@@ -346,11 +414,25 @@ func serdePath(at []string, variant bool) string {
 		}
 		keys = append(keys, p)
 	}
-	if variant && len(keys) > 1 && keys[0] == "tui" {
-		keys = keys[:1]
+	for _, c := range cutPaths {
+		n := len(c.table)
+		if len(keys) > n && slices.Equal(keys[:n], c.table) && strings.HasPrefix(keys[n], c.prefix) && keys[n] != c.except {
+			keys = keys[:n]
+			break
+		}
 	}
 	return strings.Join(keys, ".")
 }
+
+// cutPaths are where Codex 0.169 names a table instead of the bad value
+// inside it (observed): the key below table starts with prefix and is not
+// except. [apps] names itself for its apps (not for _default), [hooks]
+// for anything inside, [tui] for its notification settings, and
+// tui.model_availability_nux for its entries.
+var cutPaths = []struct {
+	table          []string
+	prefix, except string
+}{{[]string{"apps"}, "", "_default"}, {[]string{"hooks"}, "", ""}, {[]string{"tui"}, "notification", ""}, {[]string{"tui", "model_availability_nux"}, "", ""}}
 
 func lessPath(a, b []string) bool {
 	for i := 0; i < len(a) && i < len(b); i++ {
