@@ -131,7 +131,12 @@ func TestQueueBoundOption(t *testing.T) {
 func TestLargeMessagesNeedTheBudget(t *testing.T) {
 	opts := Options{MaxQueuedBytes: 64 << 10, OutboundBudget: 1 << 20}
 	s, c := pair(t, Options{Handler: echoMux()}, opts)
-	ctx := testContext(t)
+	// Its own, longer deadline: the test moves about 6 MiB through the
+	// encoder and the race detector, 0.4 s on a quiet machine, 1.4-4.3 s
+	// beside six CPU burners, and over 10 s (testContext's limit) in a
+	// full -race run of the repository at load 25.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*waitLimit)
+	defer cancel()
 	// An empty queue is no reason to take a message of any size.
 	var tl *TooLargeError
 	err := c.Notify(ctx, "big", strings.Repeat("x", 2<<20))
