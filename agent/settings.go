@@ -14,7 +14,23 @@ const (
 	ApprovalOnFailure ApprovalPolicy = "on-failure"
 	ApprovalOnRequest ApprovalPolicy = "on-request"
 	ApprovalNever     ApprovalPolicy = "never"
+	// ApprovalGranular is Codex's granular policy: Settings.Granular says
+	// which kinds of prompt may still reach the user.
+	ApprovalGranular ApprovalPolicy = "granular"
 )
+
+// GranularApproval is Codex 0.169's GranularApprovalConfig: each flag
+// allows one kind of prompt; a kind that is not allowed is rejected
+// without asking. (For MCP, only MCPElicitations matters: a server's
+// elicitation is declined without it; a tool call's approval asks as
+// under on-request whatever the flags, as in Codex.)
+type GranularApproval struct {
+	SandboxApproval    bool
+	Rules              bool
+	SkillApproval      bool
+	RequestPermissions bool
+	MCPElicitations    bool
+}
 
 // SandboxMode is how far commands are confined.
 type SandboxMode string
@@ -47,6 +63,8 @@ type Settings struct {
 	ModelProvider string
 	Cwd           string
 	Approval      ApprovalPolicy
+	// Granular holds the flags of ApprovalGranular (nil otherwise).
+	Granular *GranularApproval
 	// ApprovalsReviewer is who reviews approvals ("user" by default).
 	ApprovalsReviewer string
 	Sandbox           SandboxPolicy
@@ -77,10 +95,12 @@ type Environment struct {
 
 // Overrides change some settings; nil fields keep the current value.
 type Overrides struct {
-	Model             *string
-	ModelProvider     *string
-	Cwd               *string
-	Approval          *ApprovalPolicy
+	Model         *string
+	ModelProvider *string
+	Cwd           *string
+	Approval      *ApprovalPolicy
+	// Granular goes with an Approval of ApprovalGranular.
+	Granular          *GranularApproval
 	ApprovalsReviewer *string
 	Sandbox           *SandboxPolicy
 	PermissionProfile *string
@@ -105,7 +125,11 @@ func (o Overrides) Apply(s Settings) Settings {
 	set(&s.ModelProvider, o.ModelProvider)
 	set(&s.Cwd, o.Cwd)
 	if o.Approval != nil {
-		s.Approval = *o.Approval
+		s.Approval, s.Granular = *o.Approval, nil
+		if *o.Approval == ApprovalGranular && o.Granular != nil {
+			g := *o.Granular
+			s.Granular = &g
+		}
 	}
 	set(&s.ApprovalsReviewer, o.ApprovalsReviewer)
 	if o.Sandbox != nil {

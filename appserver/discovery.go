@@ -111,7 +111,7 @@ func (s *Server) accountRead(ctx context.Context, c *call, p appproto.GetAccount
 func (s *Server) configRead(ctx context.Context, c *call, p appproto.ConfigReadParams) (appproto.ConfigReadResponse, error) {
 	cfg := s.core.Config()
 	cfg.Settings = s.writtenSettings(cfg.Settings)
-	approval := wireApproval(cfg.Approval)
+	approval := wireApprovalOf(cfg.Approval, cfg.Granular)
 	mode := string(cfg.Sandbox.Mode)
 	if cfg.Sandbox.Mode == agent.SandboxExternal {
 		mode = ""

@@ -24,7 +24,9 @@ func elicitTurn(t *testing.T, table, prompt, server, message, want string) {
 	e := newMCPEnv(t, table)
 	c := e.dial("A")
 	c.initialize(nil)
-	thread := c.startThread(nil)
+	// A policy that asks (under never, the env's default, Codex and
+	// codexd decline a server's elicitation).
+	thread := c.startThread(map[string]any{"approvalPolicy": "on-request"})
 	turn := c.startTurn(thread, prompt)
 	req := c.serverRequest(elicitationMethod)
 	if req.str(t, "/threadId") != thread || req.str(t, "/turnId") != turn || req.str(t, "/serverName") != server ||
@@ -79,7 +81,9 @@ func TestMCPElicitationWithdrawnByServer(t *testing.T) {
 	e := newMCPEnv(t, table)
 	c := e.dial("A")
 	c.initialize(nil)
-	thread := c.startThread(nil)
+	// A policy that asks (under never, the env's default, Codex and
+	// codexd decline a server's elicitation).
+	thread := c.startThread(map[string]any{"approvalPolicy": "on-request"})
 	c.startTurn(thread, `MOCK:tool mcp__tests__withdraw {"message":"Name?","ms":200,"again":true}`)
 	first := c.serverRequest(elicitationMethod)
 	if first.str(t, "/message") != "Name?" {

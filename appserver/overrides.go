@@ -47,6 +47,13 @@ func (s *Server) overrides(r overrideReq) (agent.Overrides, error) {
 	o.Model, o.ModelProvider, o.Cwd, o.ApprovalsReviewer = r.model, r.provider, cwd, r.reviewer
 	o.Personality, o.ServiceTier, o.ReasoningEffort, o.ReasoningSummary = r.personality, r.serviceTier, r.effort, r.summary
 	req := s.cfg.Requirements
+	if r.approval != nil && r.approval.IsGranular() {
+		g, err := granularFlags(r.approval.Granular)
+		if err != nil {
+			return o, invalidRequest("Invalid request: " + err.Error())
+		}
+		o.Approval, o.Granular = ptr(agent.ApprovalGranular), g
+	}
 	if r.approval != nil && !r.approval.IsGranular() {
 		if req != nil && len(req.AllowedApprovalPolicies) > 0 && !slices.Contains(req.AllowedApprovalPolicies, r.approval.Policy) {
 			return o, invalidRequest(fmt.Sprintf("approval policy `%s` is not allowed by the managed requirements", r.approval.Policy))

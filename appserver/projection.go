@@ -2,6 +2,7 @@ package appserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -96,9 +97,16 @@ func wireThread(info agent.ThreadInfo, status appproto.ThreadStatus, loaded *age
 	return t
 }
 
-// wireApproval maps an approval policy. v2 has no "on-failure": it is
-// reported as "on-request", its nearest v2 policy.
-func wireApproval(p agent.ApprovalPolicy) appproto.AskForApproval {
+// wireApprovalOf maps an approval policy with its granular flags. v2 has
+// no "on-failure": it is reported as "on-request", its nearest v2 policy;
+// a granular one is reported as Codex 0.169 does: {"granular": {...}}.
+func wireApprovalOf(p agent.ApprovalPolicy, g *agent.GranularApproval) appproto.AskForApproval {
+	if p == agent.ApprovalGranular {
+		if g == nil {
+			g = &agent.GranularApproval{}
+		}
+		return appproto.AskForApproval{Granular: mustJSON(wireGranular{g.MCPElicitations, g.RequestPermissions, g.Rules, g.SandboxApproval, g.SkillApproval})}
+	}
 	switch p {
 	case agent.ApprovalUntrusted, agent.ApprovalOnRequest, agent.ApprovalNever:
 		return appproto.Approval(string(p))
@@ -159,7 +167,7 @@ func wireSettings(s agent.Settings) appproto.ThreadSettings {
 		DisabledPluginIDs:       []string{},
 		Cwd:                     s.Cwd,
 		Environments:            ptr(environments(s)),
-		ApprovalPolicy:          wireApproval(s.Approval),
+		ApprovalPolicy:          wireApprovalOf(s.Approval, s.Granular),
 		ApprovalsReviewer:       reviewer(s),
 		SandboxPolicy:           startSandbox(s), // as thread/start reports it
 		ActivePermissionProfile: activeProfile(s),
@@ -527,4 +535,40 @@ func wireWebSearch(x *agent.WebSearch, times appproto.ItemTimes) []byte {
 		appproto.ItemTimes
 	}{"webSearch", x.ID, validUTF8(x.Query), action, nil, times})
 	return b
+}
+
+// wireGranular is Codex's GranularApprovalConfig as it reports it (its
+// members sorted by name).
+type wireGranular struct {
+	MCPElicitations    bool `json:"mcp_elicitations"`
+	RequestPermissions bool `json:"request_permissions"`
+	Rules              bool `json:"rules"`
+	SandboxApproval    bool `json:"sandbox_approval"`
+	SkillApproval      bool `json:"skill_approval"`
+}
+
+// granularFlags reads the "granular" member of an approval policy as
+// Codex does: sandbox_approval, rules and mcp_elicitations are required,
+// skill_approval and request_permissions default to false.
+func granularFlags(raw jsontext.Value) (*agent.GranularApproval, error) {
+	var g struct {
+		SandboxApproval    *bool `json:"sandbox_approval"`
+		Rules              *bool `json:"rules"`
+		SkillApproval      bool  `json:"skill_approval"`
+		RequestPermissions bool  `json:"request_permissions"`
+		MCPElicitations    *bool `json:"mcp_elicitations"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name string
+		v    *bool
+	}{{"sandbox_approval", g.SandboxApproval}, {"rules", g.Rules}, {"mcp_elicitations", g.MCPElicitations}} {
+		if f.v == nil {
+			return nil, fmt.Errorf("missing field `%s`", f.name)
+		}
+	}
+	return &agent.GranularApproval{SandboxApproval: *g.SandboxApproval, Rules: *g.Rules, SkillApproval: g.SkillApproval,
+		RequestPermissions: g.RequestPermissions, MCPElicitations: *g.MCPElicitations}, nil
 }

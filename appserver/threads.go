@@ -121,7 +121,7 @@ func (t *thread) startResponseLocked(withTurns bool) appproto.ThreadStartRespons
 		Thread: t.wireLocked(withTurns), Model: st.Model, ModelProvider: st.ModelProvider,
 		ServiceTier: optString(st.ServiceTier), DisabledPluginIDs: []string{}, Cwd: st.Cwd,
 		RuntimeWorkspaceRoots: runtimeRoots(st), InstructionSources: []string{},
-		ApprovalPolicy: wireApproval(st.Approval), ApprovalsReviewer: reviewer(st), Sandbox: startSandbox(st),
+		ApprovalPolicy: wireApprovalOf(st.Approval, st.Granular), ApprovalsReviewer: reviewer(st), Sandbox: startSandbox(st),
 		ActivePermissionProfile: activeProfile(st), ReasoningEffort: optString(st.ReasoningEffort),
 		MultiAgentMode: "explicitRequestOnly",
 	}

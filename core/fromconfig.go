@@ -43,6 +43,9 @@ func SettingsFromConfig(c *config.Config, cwd string) agent.Settings {
 		ServiceTier:       c.ServiceTier,
 		CollaborationMode: "default",
 	}
+	if s.Approval == agent.ApprovalGranular {
+		s.Granular = GranularFromConfig(c.GranularApproval)
+	}
 	// Unset, the summary is the model's default (Codex's models mostly
 	// default to none); config.Load's "auto" is only its fallback's.
 	if _, ok := rawSetting(c, "model_reasoning_summary"); ok {
@@ -55,6 +58,14 @@ func SettingsFromConfig(c *config.Config, cwd string) agent.Settings {
 		}
 	}
 	return s
+}
+
+// GranularFromConfig reads the flags of approval_policy = { granular =
+// { ... } } (a flag that is missing or not a boolean is false).
+func GranularFromConfig(t map[string]any) *agent.GranularApproval {
+	flag := func(k string) bool { b, _ := t[k].(bool); return b }
+	return &agent.GranularApproval{SandboxApproval: flag("sandbox_approval"), Rules: flag("rules"),
+		SkillApproval: flag("skill_approval"), RequestPermissions: flag("request_permissions"), MCPElicitations: flag("mcp_elicitations")}
 }
 
 // InstructionsFromConfig returns the base instructions that replace the

@@ -34,6 +34,11 @@ func (f *fakeMCP) Call(ctx context.Context, server, tool string, args json.RawMe
 		b, _ := json.Marshal(r)
 		return &agent.MCPResult{Content: []json.RawMessage{b}}, nil
 	}
+	if tool == "elicit_form" {
+		r := elicit(ctx, agent.MCPElicitation{Server: server, Mode: "form", Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		b, _ := json.Marshal(r)
+		return &agent.MCPResult{Content: []json.RawMessage{b}}, nil
+	}
 	if tool == "elicit" {
 		r := elicit(ctx, agent.MCPElicitation{Server: server, Mode: "form", Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
 		b, _ := json.Marshal(r)
@@ -109,29 +114,42 @@ func TestMCPApprovalDecision(t *testing.T) {
 		asks     bool
 		refusal  string // with asks false: the call fails with it
 		remember bool
+		granular *agent.GranularApproval // with approval granular
 	}{
-		{"destructive", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", true},
-		{"destructive untrusted", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalUntrusted, agent.SandboxWorkspaceWrite, true, "", true},
-		{"destructive full access on-request", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalOnRequest, agent.SandboxDangerFullAccess, true, "", true},
-		{"no annotations", mcpTool("plain", "", nil, nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", true},
-		{"read-only", mcpTool("echo", "", yes(), nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, false, "", false},
-		{"closed-world, not destructive", mcpTool("open", "", nil, no(), no()), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, false, "", false},
-		{"open-world unknown", mcpTool("open", "", nil, no(), nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", true},
-		{"never", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalNever, agent.SandboxWorkspaceWrite, false, mcpNeverApproves, false},
-		{"never full access", mcpTool("destroy", "prompt", nil, yes(), nil), agent.ApprovalNever, agent.SandboxDangerFullAccess, false, "", false},
-		{"never read-only", mcpTool("echo", "", yes(), nil, nil), agent.ApprovalNever, agent.SandboxWorkspaceWrite, false, "", false},
-		{"never prompt", mcpTool("echo", "prompt", yes(), nil, nil), agent.ApprovalNever, agent.SandboxWorkspaceWrite, false, mcpNeverApproves, false},
-		{"approve", mcpTool("destroy", "approve", nil, yes(), nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, false, "", false},
-		{"prompt", mcpTool("echo", "prompt", yes(), nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", false},
-		{"writes read-only", mcpTool("echo", "writes", yes(), nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, false, "", false},
-		{"writes closed-world", mcpTool("open", "writes", nil, no(), no()), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", false},
-		{"writes no annotations", mcpTool("plain", "writes", nil, nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", false},
+		{"destructive", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", true, nil},
+		{"destructive untrusted", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalUntrusted, agent.SandboxWorkspaceWrite, true, "", true, nil},
+		{"destructive full access on-request", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalOnRequest, agent.SandboxDangerFullAccess, true, "", true, nil},
+		{"no annotations", mcpTool("plain", "", nil, nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", true, nil},
+		{"read-only", mcpTool("echo", "", yes(), nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, false, "", false, nil},
+		{"closed-world, not destructive", mcpTool("open", "", nil, no(), no()), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, false, "", false, nil},
+		{"open-world unknown", mcpTool("open", "", nil, no(), nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", true, nil},
+		{"never", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalNever, agent.SandboxWorkspaceWrite, false, mcpNeverApproves, false, nil},
+		{"never full access", mcpTool("destroy", "prompt", nil, yes(), nil), agent.ApprovalNever, agent.SandboxDangerFullAccess, false, "", false, nil},
+		{"never read-only", mcpTool("echo", "", yes(), nil, nil), agent.ApprovalNever, agent.SandboxWorkspaceWrite, false, "", false, nil},
+		{"never prompt", mcpTool("echo", "prompt", yes(), nil, nil), agent.ApprovalNever, agent.SandboxWorkspaceWrite, false, mcpNeverApproves, false, nil},
+		{"approve", mcpTool("destroy", "approve", nil, yes(), nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, false, "", false, nil},
+		{"prompt", mcpTool("echo", "prompt", yes(), nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", false, nil},
+		{"writes read-only", mcpTool("echo", "writes", yes(), nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, false, "", false, nil},
+		{"writes closed-world", mcpTool("open", "writes", nil, no(), no()), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", false, nil},
+		{"writes no annotations", mcpTool("plain", "writes", nil, nil, nil), agent.ApprovalOnRequest, agent.SandboxWorkspaceWrite, true, "", false, nil},
+		// Granular asks as on-request whatever its flags (none is about
+		// tool calls; mcp_elicitations is about the servers' own
+		// elicitations), even with full access, as Codex 0.169 does.
+		{"granular none", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalGranular, agent.SandboxWorkspaceWrite, true, "", true, &agent.GranularApproval{}},
+		{"granular sandbox_approval", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalGranular, agent.SandboxWorkspaceWrite, true, "", true, &agent.GranularApproval{SandboxApproval: true}},
+		{"granular rules", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalGranular, agent.SandboxWorkspaceWrite, true, "", true, &agent.GranularApproval{Rules: true}},
+		{"granular skill_approval", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalGranular, agent.SandboxWorkspaceWrite, true, "", true, &agent.GranularApproval{SkillApproval: true}},
+		{"granular request_permissions", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalGranular, agent.SandboxWorkspaceWrite, true, "", true, &agent.GranularApproval{RequestPermissions: true}},
+		{"granular mcp_elicitations", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalGranular, agent.SandboxWorkspaceWrite, true, "", true, &agent.GranularApproval{MCPElicitations: true}},
+		{"granular full access", mcpTool("destroy", "", nil, yes(), nil), agent.ApprovalGranular, agent.SandboxDangerFullAccess, true, "", true, &agent.GranularApproval{}},
+		{"granular read-only", mcpTool("echo", "", yes(), nil, nil), agent.ApprovalGranular, agent.SandboxWorkspaceWrite, false, "", false, &agent.GranularApproval{}},
+		{"granular approve", mcpTool("destroy", "approve", nil, yes(), nil), agent.ApprovalGranular, agent.SandboxWorkspaceWrite, false, "", false, &agent.GranularApproval{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeMCP{tools: []agent.MCPTool{c.tool}}
 			h, m := mcpHarness(t, f, mcpCallResponse("call_1", c.tool.Name, `{"text":"hi"}`), textResponse("msg_2", "done"))
-			th := h.start(agent.Overrides{Approval: policy(c.approval), Sandbox: sandboxMode(c.sandbox)})
+			th := h.start(agent.Overrides{Approval: policy(c.approval), Granular: c.granular, Sandbox: sandboxMode(c.sandbox)})
 			h.submit(th, agent.UserInput{Input: text("call it")})
 			evs := until(t, th, func(ev agent.Event) bool { return isMCPApproval(ev) || isTurnCompleted(ev) })
 			req, asked := evs[len(evs)-1].Msg.(agent.MCPToolApprovalRequest)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
@@ -26,6 +27,9 @@ func (t *thread) elicit(ctx context.Context, e agent.MCPElicitation) agent.MCPEl
 	if tr == nil {
 		return agent.MCPElicitationResult{Action: "decline"}
 	}
+	if r, decided := elicitationByPolicy(tr.settings, e); decided {
+		return r
+	}
 	id := fmt.Sprintf("mcp-elicitation-%d", elicitSeq.Add(1))
 	ch := tr.request(id)
 	tr.emit(agent.MCPElicitationRequest{ID: id, Elicitation: e})
@@ -48,4 +52,33 @@ func (t *thread) elicit(ctx context.Context, e agent.MCPElicitation) agent.MCPEl
 		}
 	}
 	return agent.MCPElicitationResult{Action: "cancel"}
+}
+
+// elicitationByPolicy answers an elicitation without asking when Codex
+// 0.169's approval policy does: under never with full access (Codex's
+// auto-approved MCP prompts) a form that asks for nothing is accepted
+// (can_auto_accept_elicitation); otherwise never declines, and so does
+// granular without mcp_elicitations (elicitation_is_rejected_by_policy).
+func elicitationByPolicy(s agent.Settings, e agent.MCPElicitation) (agent.MCPElicitationResult, bool) {
+	full := s.Sandbox.Mode == agent.SandboxDangerFullAccess || s.Sandbox.Mode == agent.SandboxExternal
+	if s.Approval == agent.ApprovalNever && full && emptyForm(e) {
+		return agent.MCPElicitationResult{Action: "accept", Content: map[string]any{}}, true
+	}
+	switch {
+	case s.Approval == agent.ApprovalNever,
+		s.Approval == agent.ApprovalGranular && (s.Granular == nil || !s.Granular.MCPElicitations):
+		return agent.MCPElicitationResult{Action: "decline"}, true
+	}
+	return agent.MCPElicitationResult{}, false
+}
+
+// emptyForm reports whether e is a form whose schema has no properties.
+func emptyForm(e agent.MCPElicitation) bool {
+	if e.Mode != "form" {
+		return false
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	return json.Unmarshal(e.RequestedSchema, &schema) == nil && len(schema.Properties) == 0
 }

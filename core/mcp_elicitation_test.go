@@ -14,11 +14,13 @@ func isElicitation(ev agent.Event) bool { _, ok := ev.Msg.(agent.MCPElicitationR
 // that ends first answers the server "cancel"; with no turn running there
 // is no one to ask, and the server is declined.
 func TestMCPElicitation(t *testing.T) {
+	// A policy that asks (never declines: TestMCPElicitationPolicy).
+	onRequest := agent.Overrides{Approval: policy(agent.ApprovalOnRequest), Sandbox: sandboxMode(agent.SandboxWorkspaceWrite)}
 	elicitTool := mcpTool("elicit", "approve", nil, nil, nil)
 	t.Run("answered", func(t *testing.T) {
 		f := &fakeMCP{tools: []agent.MCPTool{elicitTool}}
 		h, m := mcpHarness(t, f, mcpCallResponse("call_1", "elicit", `{}`), textResponse("msg_2", "done"))
-		th := h.start(agent.Overrides{})
+		th := h.start(onRequest)
 		turn := h.submit(th, agent.UserInput{Input: text("ask me")})
 		evs := until(t, th, isElicitation)
 		ev := evs[len(evs)-1]
@@ -39,7 +41,7 @@ func TestMCPElicitation(t *testing.T) {
 	t.Run("turn ends first", func(t *testing.T) {
 		f := &fakeMCP{tools: []agent.MCPTool{elicitTool}}
 		h, _ := mcpHarness(t, f, mcpCallResponse("call_1", "elicit", `{}`), textResponse("msg_2", "done"))
-		th := h.start(agent.Overrides{})
+		th := h.start(onRequest)
 		h.submit(th, agent.UserInput{Input: text("ask me")})
 		until(t, th, isElicitation)
 		h.submit(th, agent.Interrupt{})
@@ -55,7 +57,7 @@ func TestMCPElicitation(t *testing.T) {
 		// end, and a late answer finds nothing to answer.
 		f := &fakeMCP{tools: []agent.MCPTool{mcpTool("withdraw", "approve", nil, nil, nil)}, giveUp: make(chan struct{})}
 		h, _ := mcpHarness(t, f, mcpCallResponse("call_1", "withdraw", `{}`), textResponse("msg_2", "done"))
-		th := h.start(agent.Overrides{})
+		th := h.start(onRequest)
 		h.submit(th, agent.UserInput{Input: text("ask me")})
 		evs := until(t, th, isElicitation)
 		req := evs[len(evs)-1].Msg.(agent.MCPElicitationRequest)
@@ -88,4 +90,57 @@ func TestMCPElicitation(t *testing.T) {
 			t.Fatalf("outside a turn: %+v", r)
 		}
 	})
+}
+
+// TestMCPElicitationPolicy: a server's elicitation is put to the user,
+// declined or accepted by the approval policy as Codex 0.169 decides
+// (elicitation_is_rejected_by_policy, can_auto_accept_elicitation): never
+// declines, except that with full access a form asking for nothing is
+// accepted; granular declines without mcp_elicitations (its other flags
+// change nothing); the other policies ask.
+func TestMCPElicitationPolicy(t *testing.T) {
+	all := agent.GranularApproval{SandboxApproval: true, Rules: true, SkillApproval: true, RequestPermissions: true}
+	withElicit := all
+	withElicit.MCPElicitations = true
+	for _, c := range []struct {
+		name     string
+		approval agent.ApprovalPolicy
+		granular *agent.GranularApproval
+		sandbox  agent.SandboxMode
+		tool     string // elicit: a form asking for nothing; elicit_form: a name
+		want     string // "ask", or what the server gets without asking
+	}{
+		{"on-request", agent.ApprovalOnRequest, nil, agent.SandboxWorkspaceWrite, "elicit_form", "ask"},
+		{"untrusted", agent.ApprovalUntrusted, nil, agent.SandboxWorkspaceWrite, "elicit_form", "ask"},
+		{"on-request full access, empty form", agent.ApprovalOnRequest, nil, agent.SandboxDangerFullAccess, "elicit", "ask"},
+		{"never", agent.ApprovalNever, nil, agent.SandboxWorkspaceWrite, "elicit_form", `{"Action":"decline","Content":null}`},
+		{"never, empty form", agent.ApprovalNever, nil, agent.SandboxWorkspaceWrite, "elicit", `{"Action":"decline","Content":null}`},
+		{"never full access, empty form", agent.ApprovalNever, nil, agent.SandboxDangerFullAccess, "elicit", `{"Action":"accept","Content":{}}`},
+		{"never external sandbox, empty form", agent.ApprovalNever, nil, agent.SandboxExternal, "elicit", `{"Action":"accept","Content":{}}`},
+		{"never full access, a form", agent.ApprovalNever, nil, agent.SandboxDangerFullAccess, "elicit_form", `{"Action":"decline","Content":null}`},
+		{"granular mcp_elicitations", agent.ApprovalGranular, &agent.GranularApproval{MCPElicitations: true}, agent.SandboxWorkspaceWrite, "elicit_form", "ask"},
+		{"granular every flag", agent.ApprovalGranular, &withElicit, agent.SandboxWorkspaceWrite, "elicit_form", "ask"},
+		{"granular without mcp_elicitations", agent.ApprovalGranular, &all, agent.SandboxWorkspaceWrite, "elicit_form", `{"Action":"decline","Content":null}`},
+		{"granular no flags", agent.ApprovalGranular, &agent.GranularApproval{}, agent.SandboxWorkspaceWrite, "elicit_form", `{"Action":"decline","Content":null}`},
+		{"granular full access, empty form", agent.ApprovalGranular, &agent.GranularApproval{}, agent.SandboxDangerFullAccess, "elicit", `{"Action":"decline","Content":null}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeMCP{tools: []agent.MCPTool{mcpTool(c.tool, "approve", nil, nil, nil)}}
+			h, _ := mcpHarness(t, f, mcpCallResponse("call_1", c.tool, `{}`), textResponse("msg_2", "done"))
+			th := h.start(agent.Overrides{Approval: policy(c.approval), Granular: c.granular, Sandbox: sandboxMode(c.sandbox)})
+			h.submit(th, agent.UserInput{Input: text("ask me")})
+			evs := until(t, th, func(ev agent.Event) bool { return isElicitation(ev) || isTurnCompleted(ev) })
+			if req, asked := evs[len(evs)-1].Msg.(agent.MCPElicitationRequest); asked != (c.want == "ask") {
+				t.Fatalf("asked %v, want %s: %s", asked, c.want, describe(evs))
+			} else if asked {
+				h.submit(th, agent.MCPElicitationAnswer{ID: req.ID, Result: agent.MCPElicitationResult{Action: "cancel"}})
+				until(t, th, isTurnCompleted)
+				return
+			}
+			items := itemsCompleted[*agent.MCPToolCall](evs)
+			if len(items) != 1 || items[0].Result == nil || string(items[0].Result.Content[0]) != c.want {
+				t.Fatalf("the server got: %s", describe(evs))
+			}
+		})
+	}
 }
