@@ -20,9 +20,12 @@ func (d *Doc) ArrayTables(path []string) int {
 	return n
 }
 
-// notArray reports whether path is held as a value or a [table].
+// notArray reports whether path is held as a value or a table: a
+// [table] header, or the parent of other tables or keys when it has no
+// [[entry]] of its own.
 func (d *Doc) notArray(path []string) bool {
-	return d.find(kindKeyVal, path) >= 0 || d.find(kindTable, path) >= 0
+	return d.find(kindKeyVal, path) >= 0 || d.find(kindTable, path) >= 0 ||
+		d.ArrayTables(path) == 0 && d.under(path)
 }
 
 // AppendArrayTable adds a [[path]] entry holding m's values (not tables)
@@ -34,6 +37,9 @@ func (d *Doc) AppendArrayTable(path []string, m *Map) error {
 	}
 	if d.notArray(path) {
 		return ErrNotArrayOfTables
+	}
+	if d.parentNotTable(path) {
+		return ErrNotTable
 	}
 	b, err := body(m)
 	if err != nil {
@@ -92,4 +98,20 @@ func (d *Doc) entrySpan(j int) (from, to int) {
 		to = st.end
 	}
 	return hdr.lead, to
+}
+
+// parentNotTable reports whether a table above path is a value, or was
+// made by a dotted key (which no header may extend).
+func (d *Doc) parentNotTable(path []string) bool {
+	for _, st := range d.stmts {
+		if st.kind != kindKeyVal {
+			continue
+		}
+		for j := len(st.table) + 1; j <= len(st.path) && j < len(path); j++ {
+			if slices.Equal(st.path[:j], path[:j]) {
+				return true
+			}
+		}
+	}
+	return false
 }

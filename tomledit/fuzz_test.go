@@ -123,3 +123,77 @@ func FuzzFromJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzArrayTables checks on any document BurntSushi/toml accepts that
+// appending a [[key]] entry, or deleting the i-th, yields TOML whose
+// values are the old ones with just that change, or is refused.
+func FuzzArrayTables(f *testing.F) {
+	f.Add("# c\nmodel = \"a\"\n[features]\nx = true\n", "skills.config", "/p/SKILL.md", -1)
+	f.Add("[[skills.config]]\nname = \"a\"\nenabled = false\n\n[tui]\nx = 1\n", "skills.config", "b", 0)
+	f.Add("[[a]]\nx = 1\n[a.sub]\ny = 2\n[[a]]\nx = 3\n", "a", "z", 0)
+	f.Add("skills = 1\n", "skills.config", "v", -1)
+	f.Add("skills.bundled.enabled = false\n", "skills.config", "v", -1)
+	f.Fuzz(func(t *testing.T, src, key, val string, del int) {
+		if !utf8.ValidString(val) || !utf8.ValidString(key) || strings.Contains(src, "\r") {
+			return
+		}
+		var before map[string]any
+		if _, err := toml.Decode(src, &before); err != nil {
+			return
+		}
+		d, err := Parse([]byte(src))
+		if err != nil {
+			t.Fatalf("Parse refused TOML that BurntSushi/toml accepts: %v", err)
+		}
+		path := strings.Split(key, ".")
+		if del >= 0 {
+			if err := d.DeleteArrayTable(path, del); err != nil {
+				return
+			}
+		} else if err := d.AppendArrayTable(path, &Map{Keys: []string{"v"}, Values: []any{val}}); err != nil {
+			return
+		}
+		var after map[string]any
+		if _, err := toml.Decode(string(d.Bytes()), &after); err != nil {
+			t.Fatalf("edited text is not TOML: %v\n--- before\n%s\n--- after\n%s", err, src, d.Bytes())
+		}
+		// The change, on the decoded values.
+		parent := before
+		for _, p := range path[:len(path)-1] {
+			next, ok := parent[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				parent[p] = next
+			}
+			parent = next
+		}
+		last := path[len(path)-1]
+		list, _ := parent[last].([]map[string]any)
+		if del >= 0 {
+			list = append(list[:del:del], list[del+1:]...)
+		} else {
+			list = append(list, map[string]any{"v": val})
+		}
+		if len(list) == 0 {
+			delete(parent, last)
+		} else {
+			parent[last] = list
+		}
+		if !reflect.DeepEqual(pruned(after), pruned(before)) {
+			t.Fatalf("values differ\n--- before\n%s\n--- after\n%s\ngot  %v\nwant %v", src, d.Bytes(), after, before)
+		}
+	})
+}
+
+// pruned is m without its empty tables: a table that held only the
+// deleted entries goes with them.
+func pruned(m map[string]any) map[string]any {
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			if len(pruned(sub)) == 0 {
+				delete(m, k)
+			}
+		}
+	}
+	return m
+}
