@@ -73,9 +73,14 @@ required = true
 	// /mcp verbose names them. The TUI shows its composer before its
 	// thread has started; a /mcp typed then asks for the servers of no
 	// thread, which have no runtime status yet ("unknown"), so the test
-	// first waits, as a person would see, for the thread's model in the
-	// status line.
-	tui.waitText(wait, "mock-model")
+	// first waits for the thread's start: the header's "loading" gives way
+	// to the work dir, and thread/started has crossed the wire. The status
+	// line's model shows before that, so it is no sign (the test failed
+	// under load waiting on it).
+	tui.waitFor("the thread to start", wait, func(s string) bool {
+		return strings.Contains(s, ">_ OpenAI Codex") && !strings.Contains(s, "loading") &&
+			strings.Contains(s, "To get started") && strings.Contains(server.proxy.transcript(100000), `"method":"thread/started"`)
+	})
 	command("/mcp")
 	tui.waitText(wait, "MCP Tools", "tests: connected (8 tools)")
 	command("/mcp verbose")
