@@ -373,7 +373,14 @@ type sandboxPolicy struct {
 }
 
 func encodeTurnContext(s agent.Settings, turnID string) *turnContext {
-	ap, _ := jsonv2.Marshal(orString(string(s.Approval), string(agent.ApprovalOnRequest)))
+	// Codex's AskForApproval: a name, or for a granular policy the object
+	// {"granular": {flags}} (the name alone would not parse in Codex).
+	var ap jsontext.Value
+	if s.Approval == agent.ApprovalGranular && s.Granular != nil {
+		ap, _ = jsonv2.Marshal(map[string]*granularV1{"granular": encodeGranular(s.Granular)})
+	} else {
+		ap, _ = jsonv2.Marshal(orString(string(s.Approval), string(agent.ApprovalOnRequest)))
+	}
 	d := &turnContext{
 		TurnID: turnID, RootTurnID: turnID, Cwd: s.Cwd, ApprovalPolicy: ap, ApprovalsReviewer: s.ApprovalsReviewer,
 		Model: s.Model, Summary: orString(s.ReasoningSummary, "auto"), Personality: s.Personality,

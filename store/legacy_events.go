@@ -79,6 +79,33 @@ type settingsV1 struct {
 	CollaborationMode string    `json:"collaboration_mode,omitempty"`
 	// Environments: absent is the default environment, [] none.
 	Environments *[]environmentV1 `json:"environments,omitzero"`
+	// Granular: the flags of a granular approval policy (Approval
+	// "granular"), in Codex's GranularApprovalConfig names.
+	Granular *granularV1 `json:"granular,omitzero"`
+}
+
+type granularV1 struct {
+	SandboxApproval    bool `json:"sandbox_approval"`
+	Rules              bool `json:"rules"`
+	SkillApproval      bool `json:"skill_approval"`
+	RequestPermissions bool `json:"request_permissions"`
+	MCPElicitations    bool `json:"mcp_elicitations"`
+}
+
+func encodeGranular(g *agent.GranularApproval) *granularV1 {
+	if g == nil {
+		return nil
+	}
+	v := granularV1(*g)
+	return &v
+}
+
+func decodeGranular(g *granularV1) *agent.GranularApproval {
+	if g == nil {
+		return nil
+	}
+	v := agent.GranularApproval(*g)
+	return &v
 }
 
 type environmentV1 struct {
@@ -214,6 +241,7 @@ func encodeSettings(s agent.Settings) settingsV1 {
 		PermissionProfile: s.PermissionProfile, ReasoningEffort: s.ReasoningEffort,
 		ReasoningSummary: s.ReasoningSummary, Personality: s.Personality, ServiceTier: s.ServiceTier,
 		CollaborationMode: s.CollaborationMode, Environments: encodeEnvironments(s.Environments),
+		Granular: encodeGranular(s.Granular),
 	}
 }
 
@@ -251,6 +279,7 @@ func decodeSettings(s settingsV1) agent.Settings {
 		PermissionProfile: s.PermissionProfile, ReasoningEffort: s.ReasoningEffort,
 		ReasoningSummary: s.ReasoningSummary, Personality: s.Personality, ServiceTier: s.ServiceTier,
 		CollaborationMode: s.CollaborationMode, Environments: decodeEnvironments(s.Environments),
+		Granular: decodeGranular(s.Granular),
 	}
 }
 
