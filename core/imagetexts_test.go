@@ -1,10 +1,7 @@
 package core
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +10,7 @@ import (
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/core/prompt"
 	"github.com/codexd/codexd/imageinput"
+	"github.com/codexd/codexd/imageinput/imagetest"
 )
 
 // Codex 0.169's fixed texts for an image the model cannot be sent, word for
@@ -26,21 +24,6 @@ const (
 	codexViewImageBad   = "unable to process image: invalid or unsupported image data"
 )
 
-// pngHeaderOnly is a PNG header claiming w×h RGBA pixels, and no pixels.
-func pngHeaderOnly(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.WriteString("\x89PNG\r\n\x1a\n")
-	ihdr := make([]byte, 13)
-	binary.BigEndian.PutUint32(ihdr[0:], w)
-	binary.BigEndian.PutUint32(ihdr[4:], h)
-	ihdr[8], ihdr[9] = 8, 6
-	chunk := append([]byte("IHDR"), ihdr...)
-	binary.Write(&b, binary.BigEndian, uint32(13))
-	b.Write(chunk)
-	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(chunk))
-	return b.Bytes()
-}
-
 // TestImageTextsAreCodexs: what replaces an image is Codex's text, in
 // place of the image between its tags. An image whose pixels are past the
 // decoding budget is one that could not be processed (Codex, side by side:
@@ -48,7 +31,7 @@ func pngHeaderOnly(w, h uint32) []byte {
 // input limit are "exceeded the supported size limit"; detail "low" and a
 // remote URL have their own.
 func TestImageTextsAreCodexs(t *testing.T) {
-	huge := pngHeaderOnly(60000, 60000)
+	huge := imagetest.PNGHeader(60000, 60000)
 	p := imagePrep{read: func(path string) ([]byte, error) {
 		switch filepath.Base(path) {
 		case "huge.png":
@@ -96,7 +79,7 @@ func TestViewImageTooLargeIsCodexs(t *testing.T) {
 	m := newFakeModel(callResponse("c1", "view_image", map[string]any{"path": "huge.png"}),
 		callResponse("c2", "view_image", map[string]any{"path": "big.png"}), textResponse("msg_1", "seen"))
 	h := newHarness(t, m, nil)
-	writeFile(t, filepath.Join(h.dir, "huge.png"), string(pngHeaderOnly(60000, 60000)))
+	writeFile(t, filepath.Join(h.dir, "huge.png"), string(imagetest.PNGHeader(60000, 60000)))
 	// A file past the input limit (sparse: it is refused before it is read).
 	if err := os.Truncate(writeFileAt(t, filepath.Join(h.dir, "big.png")), imageinput.MaxInputBytes+1); err != nil {
 		t.Fatal(err)

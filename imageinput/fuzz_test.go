@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"image"
 	"testing"
+
+	"github.com/codexd/codexd/imageinput/imagetest"
 )
 
 // FuzzPrepare: whatever the bytes, Prepare answers an image that fits the
@@ -12,7 +14,7 @@ import (
 // testdata/fuzz/FuzzPrepare: small PNG, JPEG, GIF, WebP files, a truncated
 // one and a header claiming a huge image.
 func FuzzPrepare(f *testing.F) {
-	f.Add(pngHeader(60000, 60000))
+	f.Add(imagetest.PNGHeader(60000, 60000))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// A header may claim up to MaxDecodedBytes of pixels, and Prepare
 		// decodes those (TestPrepareRefusesAHugeImageBeforeDecoding holds

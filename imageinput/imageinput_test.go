@@ -3,9 +3,7 @@ package imageinput
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"image"
 	"image/color"
 	"image/gif"
@@ -13,6 +11,8 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+
+	"github.com/codexd/codexd/imageinput/imagetest"
 )
 
 // TestTargetSize holds the sizes Codex 0.169 sent, side by side, for
@@ -160,31 +160,15 @@ func TestPrepareRefusesWhatIsNotAnImage(t *testing.T) {
 	}
 }
 
-// pngHeader is a PNG that claims w×h pixels and holds none: decoding it
-// would allocate w*h*4 bytes.
-func pngHeader(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.WriteString("\x89PNG\r\n\x1a\n")
-	ihdr := make([]byte, 13)
-	binary.BigEndian.PutUint32(ihdr[0:], w)
-	binary.BigEndian.PutUint32(ihdr[4:], h)
-	ihdr[8], ihdr[9] = 8, 6 // 8-bit RGBA
-	chunk := append([]byte("IHDR"), ihdr...)
-	binary.Write(&b, binary.BigEndian, uint32(13))
-	b.Write(chunk)
-	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(chunk))
-	return b.Bytes()
-}
-
 func TestPrepareRefusesAHugeImageBeforeDecoding(t *testing.T) {
 	for _, d := range [][2]uint32{{60000, 60000}, {100000, 1}} {
-		if _, err := Prepare(pngHeader(d[0], d[1]), High); !errors.Is(err, ErrTooManyPixels) || errors.Is(err, ErrTooLarge) {
+		if _, err := Prepare(imagetest.PNGHeader(d[0], d[1]), High); !errors.Is(err, ErrTooManyPixels) || errors.Is(err, ErrTooLarge) {
 			t.Errorf("%v: got %v, want ErrTooManyPixels", d, err)
 		}
 	}
 	var stats testingMem
 	stats.start()
-	_, _ = Prepare(pngHeader(60000, 60000), High)
+	_, _ = Prepare(imagetest.PNGHeader(60000, 60000), High)
 	if n := stats.allocated(); n > 1<<20 {
 		t.Errorf("refusing a 60000×60000 header allocated %d bytes", n)
 	}

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexd/codexd/imageinput/imagetest"
 	"github.com/codexd/codexd/mockmodel"
 )
 
@@ -233,7 +234,7 @@ func reqRunSession(bin, dir, model, sandbox string) ([]*mockmodel.Exchange, erro
 	}
 	// A PNG whose header claims 60000×60000 pixels (14 GB decoded), for
 	// the turns with an image too large.
-	if err := os.WriteFile(filepath.Join(work, "huge.png"), reqPNGHeader(60000, 60000), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "huge.png"), imagetest.PNGHeader(60000, 60000), 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(work, "big.png"), reqBigPNG(), 0o644); err != nil {
@@ -704,28 +705,12 @@ func reqBlock(text string, first bool, mask func(string) string) string {
 	return mask(text)
 }
 
-// reqPNGHeader is the start of a PNG file of w×h RGBA pixels: a valid
-// header and no pixels.
-func reqPNGHeader(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.WriteString("\x89PNG\r\n\x1a\n")
-	ihdr := make([]byte, 13)
-	binary.BigEndian.PutUint32(ihdr[0:], w)
-	binary.BigEndian.PutUint32(ihdr[4:], h)
-	ihdr[8], ihdr[9] = 8, 6
-	chunk := append([]byte("IHDR"), ihdr...)
-	binary.Write(&b, binary.BigEndian, uint32(13))
-	b.Write(chunk)
-	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(chunk))
-	return b.Bytes()
-}
-
 // reqBigPNG is a whole PNG of 12000×12000 black RGBA pixels (576 MB
 // decoded, past a 512 MiB decoding budget; 560 KB of file).
 var reqBigPNG = sync.OnceValue(func() []byte {
 	const w, h = 12000, 12000
 	var b bytes.Buffer
-	head := reqPNGHeader(w, h)
+	head := imagetest.PNGHeader(w, h)
 	b.Write(head)
 	var z bytes.Buffer
 	zw := zlib.NewWriter(&z)

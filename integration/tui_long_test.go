@@ -171,19 +171,7 @@ func startTUIStack(t *testing.T, codex, codexd string, opts mockmodel.Options, e
 		sandboxMode = "danger-full-access" // no Landlock here: do not pretend
 	}
 	serverHome := mkdir(t, root, "codexd-home")
-	writeFile(t, filepath.Join(serverHome, "config.toml"), fmt.Sprintf(`
-model = "mock-model"
-model_provider = "mockhttp"
-approval_policy = "never"
-sandbox_mode = %q
-%s
-[model_providers.mockhttp]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-`, sandboxMode, extraConfig, modelURL))
+	writeFile(t, filepath.Join(serverHome, "config.toml"), tuiServerConfig(modelURL, "never", sandboxMode, extraConfig))
 	st := &tuiStack{t: t, model: model, work: work, serverHome: serverHome}
 	st.launch = func() {
 		st.server = startTUIServer(t, codexd, work, serverHome, tmp, home)

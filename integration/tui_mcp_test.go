@@ -44,21 +44,8 @@ func TestCodexTUIMCP(t *testing.T) {
 
 	// required = true: the thread starts with the server's tools ready.
 	serverHome := mkdir(t, root, "codexd-home")
-	writeFile(t, filepath.Join(serverHome, "config.toml"), fmt.Sprintf(`
-model = "mock-model"
-model_provider = "mockhttp"
-approval_policy = "on-request"
-sandbox_mode = "danger-full-access"
-[model_providers.mockhttp]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-[mcp_servers.tests]
-command = %q
-required = true
-`, modelURL, mcpServer))
+	writeFile(t, filepath.Join(serverHome, "config.toml"), tuiServerConfig(modelURL, "on-request", "danger-full-access",
+		fmt.Sprintf("[mcp_servers.tests]\ncommand = %q\nrequired = true\n", mcpServer)))
 	server := startTUIServer(t, codexd, work, serverHome, tmp, home)
 
 	tui := startRemoteTUI(t, root, work, tmp, home, codex, server.URL, `sandbox_mode = "danger-full-access"`)

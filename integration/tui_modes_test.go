@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,18 +45,7 @@ func startModesStack(t *testing.T, codex, codexd string, prep func(home, work st
 	}
 	t.Cleanup(func() { model.Close() })
 	home := mkdir(t, root, "codexd-home")
-	writeFile(t, filepath.Join(home, "config.toml"), fmt.Sprintf(`
-model = "mock-model"
-model_provider = "mockhttp"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-[model_providers.mockhttp]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-`, modelURL))
+	writeFile(t, filepath.Join(home, "config.toml"), tuiServerConfig(modelURL, "never", "danger-full-access", ""))
 	if prep != nil {
 		prep(home, work)
 	}

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -25,6 +26,27 @@ type tuiServer struct {
 	log   *lockedBuffer
 	// exited is set once stop has seen the process end.
 	exited bool
+}
+
+// tuiServerConfig is the config.toml of the codexd app-server a TUI test
+// drives: the mock model at modelURL as its only provider, with no
+// retries (a failed request shows at once rather than after backoff), and
+// the given approval policy and sandbox mode. extra goes before the
+// provider's table: more top-level keys, or tables of its own such as
+// [mcp_servers.NAME].
+func tuiServerConfig(modelURL, approval, sandboxMode, extra string) string {
+	return fmt.Sprintf(`model = "mock-model"
+model_provider = "mockhttp"
+approval_policy = %q
+sandbox_mode = %q
+%s
+[model_providers.mockhttp]
+name = "mock"
+base_url = %q
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+`, approval, sandboxMode, extra, modelURL)
 }
 
 // startTUIServer starts codexd's app-server in work, with CODEX_HOME home

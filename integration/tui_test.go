@@ -4,7 +4,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,18 +64,7 @@ func TestCodexTUIOnCodexdAppServer(t *testing.T) {
 		sandboxMode = "danger-full-access" // no Landlock here: do not pretend
 	}
 	serverHome := mkdir(t, root, "codexd-home")
-	writeFile(t, filepath.Join(serverHome, "config.toml"), fmt.Sprintf(`
-model = "mock-model"
-model_provider = "mockhttp"
-approval_policy = "on-request"
-sandbox_mode = %q
-[model_providers.mockhttp]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-`, sandboxMode, modelURL))
+	writeFile(t, filepath.Join(serverHome, "config.toml"), tuiServerConfig(modelURL, "on-request", sandboxMode, ""))
 	// The TUI talks to codexd through a proxy that keeps a transcript, to
 	// show on failure.
 	server := startTUIServer(t, codexd, work, serverHome, tmp, home)
