@@ -44,6 +44,8 @@ var appVarNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 //	{"init":{"experimentalApi":true}}    the same with these capabilities
 //	{"send":{"id":2,"method":"thread/start","params":{}},"bind":{"T":"result.thread.id"}}
 //	                                     a request: sent, its answer awaited; bind names values of it
+//	                                     (a name ending in "?" binds only where the value is there:
+//	                                     a value one side's answer has and the other's has not)
 //	{"send":"not json"}                  a line or frame sent as is (then a probe is awaited)
 //	{"send":{"method":"initialized"}}    a notification (then a probe is awaited)
 //	{"nowait":{"id":3,...}}              a request whose answer a later await takes

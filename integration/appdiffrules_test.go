@@ -373,11 +373,20 @@ var appRules = []appRule{
 	}},
 	// An empty turn/start input is refused (-32603 "failed to submit turn
 	// input: EmptyInput"); Codex 0.169 starts a turn with nothing new.
-	{id: "empty-turn-input", fix: eachAnswerPair(func(it *appItem, a, b map[string]any) {
-		if _, msg, ok := answerError(b); ok && it.method == "turn/start" && msg == "failed to submit turn input: EmptyInput" {
-			copyAnswer(a, b)
+	// Codex's turn of an empty input may show its start (and end) on the
+	// thread before the session ends, or not: its session binds that
+	// turn's id as $EMPTY where Codex answers with one, and Codex's
+	// notifications of it go.
+	{id: "empty-turn-input", fix: func(s *appSession, it *appItem) {
+		eachAnswerPair(func(it *appItem, a, b map[string]any) {
+			if _, msg, ok := answerError(b); ok && it.method == "turn/start" && msg == "failed to submit turn input: EmptyInput" {
+				copyAnswer(a, b)
+			}
+		})(s, it)
+		if isNotes(it) {
+			dropCodexTurnNotes(it, "<$EMPTY>")
 		}
-	})},
+	}},
 	// thread/archive of an archived thread and thread/unarchive of one
 	// that is not archived succeed again (and notify again); Codex says
 	// "no rollout found" / "no archived rollout found".
@@ -515,6 +524,37 @@ func isNotes(it *appItem) bool { return strings.HasPrefix(it.where, "notificatio
 // dropCodexNotes removes the notifications of method that only Codex sends.
 func dropCodexNotes(method string) func(*appSession, *appItem) {
 	return dropCodexNotesIf(method, func(map[string]any) bool { return true })
+}
+
+// dropCodexTurnNotes removes Codex's notifications of the turn whose masked
+// id is turn, with the thread/status/changed just before each of them
+// (a thread goes active before its turn starts, and idle before its
+// turn/completed).
+func dropCodexTurnNotes(it *appItem, turn string) {
+	l, _ := it.codex.([]any)
+	ofTurn := func(n any) bool {
+		m, _ := n.(map[string]any)
+		p, _ := m["params"].(map[string]any)
+		if id, _ := p["turnId"].(string); id == turn {
+			return true
+		}
+		t, _ := p["turn"].(map[string]any)
+		id, _ := t["id"].(string)
+		return id == turn
+	}
+	var keep []any
+	for i, n := range l {
+		m, _ := n.(map[string]any)
+		if ofTurn(n) || m["method"] == "thread/status/changed" && i+1 < len(l) && ofTurn(l[i+1]) {
+			continue
+		}
+		keep = append(keep, n)
+	}
+	if len(keep) == 0 {
+		it.codex = nil
+	} else {
+		it.codex = keep
+	}
 }
 
 func dropCodexNotesIf(method string, pred func(params map[string]any) bool) func(*appSession, *appItem) {

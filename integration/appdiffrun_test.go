@@ -716,7 +716,11 @@ func (r *appRunner) sync(c *appConn, deadline time.Time) []any {
 // bind stores the values a step's bind names, from the message m.
 func (r *appRunner) bind(st appStep, m any) error {
 	for name, path := range st.bind {
+		name, optional := strings.CutSuffix(name, "?")
 		v, ok := lookupPath(m, path)
+		if !ok && optional {
+			continue
+		}
 		if !ok {
 			return fmt.Errorf("bind %s: %s is not in %s", name, path, clip(canon(m), 600))
 		}
