@@ -30,21 +30,32 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	if p.Permissions != nil && p.Sandbox != nil {
 		return appproto.ThreadStartResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
 	}
+	rc, err := parseRequestConfig(p.Config)
+	if err != nil {
+		return appproto.ThreadStartResponse{}, err
+	}
 	req := overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
 		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, personality: p.Personality,
 		serviceTier: p.ServiceTier}
-	s.writtenDefaults(&req) // what config writes changed since the server started
+	if _, err := s.overrides(req); err != nil {
+		return appproto.ThreadStartResponse{}, err // the request's own members first
+	}
+	if err := checkRequestConfig(rc, configStart); err != nil {
+		return appproto.ThreadStartResponse{}, err
+	}
+	applyRequestConfig(&req, rc, configStart) // the request's config, under its own members
+	s.writtenDefaults(&req)                   // what config writes changed since the server started
 	o, err := s.overrides(req)
 	if err != nil {
+		return appproto.ThreadStartResponse{}, err
+	}
+	if err := s.checkProvider(o.ModelProvider, false); err != nil {
 		return appproto.ThreadStartResponse{}, err
 	}
 	if o.Environments, err = s.environmentsOverride(p.Environments); err != nil {
 		return appproto.ThreadStartResponse{}, err
 	}
-	noTools, err := configNoTools(p.Config)
-	if err != nil {
-		return appproto.ThreadStartResponse{}, err
-	}
+	noTools := rc.noTools()
 	l, err := s.core.StartThread(ctx, agent.StartOptions{Overrides: o, Ephemeral: deref(p.Ephemeral), Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
 		Originator: s.originatorName(), NoTools: noTools})
@@ -68,31 +79,6 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	s.mcp.startedLocked(t) // its MCP servers' startup so far
 	t.mu.Unlock()
 	return resp, errDeferred
-}
-
-// configNoTools reads the `config` overrides of thread/start and
-// thread/fork (Codex's config keys, dotted as with `-c`, or nested) for
-// what codexd acts on: a config that turns the shell tool off
-// (features.shell_tool = false, as the TUI's title job and other helper
-// threads send) gets a thread whose model is offered no tools at all.
-// codexd cannot take the shell away alone, and offering less than asked is
-// the safe side. Other keys are accepted and ignored.
-func configNoTools(raw jsontextValue) (bool, error) {
-	if raw == nil || string(raw) == "null" {
-		return false, nil
-	}
-	var cfg map[string]jsontextValue
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return false, invalidRequest("Invalid request: invalid type: " + jsonKind(raw) + ", expected a map")
-	}
-	v, ok := cfg["features.shell_tool"]
-	if !ok {
-		var features map[string]jsontextValue
-		if json.Unmarshal(cfg["features"], &features) == nil {
-			v, ok = features["shell_tool"]
-		}
-	}
-	return ok && string(v) == "false", nil
 }
 
 // jsonKind names a JSON value's type as serde's errors do.
@@ -135,17 +121,11 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 	if p.Permissions != nil && p.Sandbox != nil {
 		return appproto.ThreadResumeResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
 	}
-	req := overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
-		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, personality: p.Personality,
-		serviceTier: p.ServiceTier}
-	s.writtenDefaults(&req) // what config writes changed since the server started
-	if p.Model != nil || p.ModelProvider != nil {
-		s.configModel(&req)
-	} else {
-		// The thread's own model, provider and effort, from its rollout.
-		req.model, req.provider, req.effort = nil, nil, nil
+	rc, err := parseRequestConfig(p.Config)
+	if err != nil {
+		return appproto.ThreadResumeResponse{}, err
 	}
-	o, err := s.overrides(req)
+	o, err := s.resumeOverrides(p, nil)
 	if err != nil {
 		return appproto.ThreadResumeResponse{}, err
 	}
@@ -171,6 +151,19 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 		}
 	}
 	if t == nil {
+		// A loaded thread ignores the config, as Codex's does; one loaded
+		// now is held to it.
+		if err := checkRequestConfig(rc, configResume); err != nil {
+			return appproto.ThreadResumeResponse{}, s.configErrorFor(ctx, id, err)
+		}
+		if rc != nil {
+			if o, err = s.resumeOverrides(p, rc); err != nil {
+				return appproto.ThreadResumeResponse{}, s.configErrorFor(ctx, id, err)
+			}
+		}
+		if err := s.checkProvider(o.ModelProvider, true); err != nil {
+			return appproto.ThreadResumeResponse{}, s.configErrorFor(ctx, id, err)
+		}
 		l, err := s.core.ResumeThread(ctx, id, o)
 		if errors.Is(err, agent.ErrThreadNotFound) {
 			return appproto.ThreadResumeResponse{}, invalidRequest("no rollout found for thread id " + id)
@@ -220,6 +213,26 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 	return resp, errDeferred
 }
 
+// resumeOverrides are the overrides of a thread/resume, with its config
+// rc (nil: none, or a loaded thread's, which ignores it). The recorded
+// model, provider and effort stay unless the request names a model, a
+// provider or (in its config) an effort; then all three are the
+// configuration's.
+func (s *Server) resumeOverrides(p appproto.ThreadResumeParams, rc *requestConfig) (agent.Overrides, error) {
+	req := overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
+		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, personality: p.Personality,
+		serviceTier: p.ServiceTier}
+	applyRequestConfig(&req, rc, configResume) // the request's config, under its own members
+	s.writtenDefaults(&req)                    // what config writes changed since the server started
+	if p.Model != nil || p.ModelProvider != nil || rc.namesModel() {
+		s.configModel(&req)
+	} else {
+		// The thread's own model, provider and effort, from its rollout.
+		req.model, req.provider, req.effort = nil, nil, nil
+	}
+	return s.overrides(req)
+}
+
 // releaseAfterTurns is the size of a thread (in turns) whose load is
 // followed by returning the freed memory to the system: a few
 // milliseconds of collection, against tens of MiB kept otherwise.
@@ -233,17 +246,28 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 	if p.Permissions != nil && p.Sandbox != nil {
 		return appproto.ThreadForkResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
 	}
+	rc, err := parseRequestConfig(p.Config)
+	if err != nil {
+		return appproto.ThreadForkResponse{}, err
+	}
 	req := overrideReq{model: p.Model, provider: p.ModelProvider, cwd: p.Cwd, reviewer: p.ApprovalsReviewer,
 		approval: p.ApprovalPolicy, sandboxMode: p.Sandbox, permissions: p.Permissions, serviceTier: p.ServiceTier}
-	s.configModel(&req) // a fork's model, provider and effort are the configuration's, not its source's
+	if _, err := s.overrides(req); err != nil {
+		return appproto.ThreadForkResponse{}, err // the request's own members first
+	}
+	if err := checkRequestConfig(rc, configFork); err != nil {
+		return appproto.ThreadForkResponse{}, s.configErrorFor(ctx, id, err)
+	}
+	applyRequestConfig(&req, rc, configFork) // the request's config, under its own members
+	s.configModel(&req)                      // a fork's model, provider and effort are the configuration's, not its source's
 	o, err := s.overrides(req)
 	if err != nil {
 		return appproto.ThreadForkResponse{}, err
 	}
-	noTools, err := configNoTools(p.Config)
-	if err != nil {
-		return appproto.ThreadForkResponse{}, err
+	if err := s.checkProvider(o.ModelProvider, false); err != nil {
+		return appproto.ThreadForkResponse{}, s.configErrorFor(ctx, id, err)
 	}
+	noTools := rc.noTools()
 	l, err := s.core.ForkThread(ctx, id, agent.StartOptions{Overrides: o, Ephemeral: p.Ephemeral, Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,
 		Originator: s.originatorName(), NoTools: noTools})

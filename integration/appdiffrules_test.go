@@ -38,6 +38,10 @@ var appRules = []appRule{
 		m, _ := p["message"].(string)
 		return strings.HasPrefix(m, "Model metadata for `")
 	})},
+	{id: "config-ignored-keys-warning", fix: dropCodexNotesIf("warning", func(p map[string]any) bool {
+		m, _ := p["message"].(string)
+		return strings.HasPrefix(m, "Codex is ignoring ")
+	})},
 	// Token counts depend on the prompt, which is codexd's own.
 	{id: "token-counts", fix: func(_ *appSession, it *appItem) {
 		for _, v := range []any{it.codex, it.codexd} {

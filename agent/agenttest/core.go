@@ -81,6 +81,9 @@ func New(opts Options) *Core {
 	if c.ModelProvider == "" {
 		c.ModelProvider = "mock"
 	}
+	if c.Providers == nil {
+		c.Providers = []string{c.ModelProvider}
+	}
 	if c.Approval == "" {
 		c.Approval = agent.ApprovalNever
 	}

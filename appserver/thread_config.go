@@ -1,0 +1,234 @@
+package appserver
+
+import (
+	"bytes"
+	"context"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/appproto"
+)
+
+// requestConfig is the `config` member of thread/start, thread/resume and
+// thread/fork: Codex's config keys (dotted as with `-c`, or nested), which
+// Codex 0.169 lays over config.toml as its `-c` overrides are, below the
+// request's own members (a `model` member beats `config.model`).
+type requestConfig struct {
+	doc  map[string]any  // the keys as a TOML tree, values as BurntSushi/toml decodes them
+	keys map[string]bool // the members as given
+}
+
+// parseRequestConfig reads a request's `config` member; nil (or null) is
+// no config. Anything but a JSON object is refused as Codex's params
+// decoder refuses it.
+func parseRequestConfig(raw jsontextValue) (*requestConfig, error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw.Kind() != '{' {
+		return nil, invalidRequest("Invalid request: invalid type: " + jsonKind(raw) + ", expected a map")
+	}
+	d := stdjson.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, invalidRequest("Invalid request: " + err.Error())
+	}
+	rc := &requestConfig{doc: map[string]any{}, keys: make(map[string]bool, len(m))}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // a dotted key after the table it lands in
+	for _, k := range keys {
+		rc.keys[k] = true
+		setPath(rc.doc, strings.Split(k, "."), tomlOfJSON(m[k]))
+	}
+	return rc, nil
+}
+
+// tomlOfJSON is the TOML value Codex makes of a JSON one: integers and
+// floats apart, null as the empty string.
+func tomlOfJSON(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case stdjson.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = tomlOfJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = tomlOfJSON(e)
+		}
+		return out
+	}
+	return v
+}
+
+// setPath sets v at path in root, making tables on the way (a value in
+// the way becomes a table, as an override replaces it); a table set onto
+// a table merges into it.
+func setPath(root map[string]any, path []string, v any) {
+	cur := root
+	for _, p := range path[:len(path)-1] {
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[p] = next
+		}
+		cur = next
+	}
+	last := path[len(path)-1]
+	if vm, ok := v.(map[string]any); ok {
+		if existing, ok := cur[last].(map[string]any); ok {
+			mergeTables(existing, vm)
+			return
+		}
+	}
+	cur[last] = v
+}
+
+// has reports whether the config names key (a top-level key, given
+// dotted or nested).
+func (rc *requestConfig) has(key string) bool {
+	if rc == nil {
+		return false
+	}
+	_, ok := rc.doc[key]
+	return ok
+}
+
+// str is the config's string value of a top-level key.
+func (rc *requestConfig) str(key string) *string {
+	if rc == nil {
+		return nil
+	}
+	if s, ok := rc.doc[key].(string); ok {
+		return &s
+	}
+	return nil
+}
+
+// noTools reports whether the config turns the shell tool off
+// (features.shell_tool = false, as the TUI's title job and other helper
+// threads send): such a thread's model is offered no tools at all. codexd
+// cannot take the shell away alone, and offering less than asked is the
+// safe side.
+func (rc *requestConfig) noTools() bool {
+	if rc == nil {
+		return false
+	}
+	f, _ := rc.doc["features"].(map[string]any)
+	v, ok := f["shell_tool"].(bool)
+	return ok && !v
+}
+
+// configUse says which request a config comes with: Codex 0.169 treats
+// some keys apart on each.
+type configUse int
+
+const (
+	configStart configUse = iota
+	configResume
+	configFork
+)
+
+// checkRequestConfig holds the config to the types Codex gives its keys,
+// with the errors Codex's configuration load answers (the message of its
+// first bad value). Codex 0.169 refuses approval_policy = "untrusted"
+// from the config of a thread/start or thread/fork (not of a resume).
+func checkRequestConfig(rc *requestConfig, use configUse) error {
+	if rc == nil {
+		return nil
+	}
+	if msg := configTypeError(rc.doc, nil); msg != "" {
+		return invalidRequest("failed to load configuration: " + msg)
+	}
+	if a := rc.str("approval_policy"); a != nil && *a == appproto.ApprovalUntrusted && use != configResume {
+		return invalidRequest(`failed to load configuration: approval_policy = "untrusted" is no longer supported; remove this setting`)
+	}
+	return nil
+}
+
+// checkProvider refuses a provider that is not configured, as Codex's
+// configuration load does (a thread/resume, resume, answers as Codex's
+// resume does, with the provider in the error's data).
+func (s *Server) checkProvider(p *string, resume bool) error {
+	if p == nil || slices.Contains(s.core.Config().Providers, *p) {
+		return nil
+	}
+	if !resume {
+		return invalidRequest(fmt.Sprintf("failed to load configuration: Model provider `%s` not found", *p))
+	}
+	e := invalidRequest(fmt.Sprintf("This chat uses model provider \u201c%s\u201d, which is no longer configured. Restore this provider\u2019s configuration to continue.", *p))
+	e.Data = mustJSON(struct {
+		ModelProvider string `json:"modelProvider"`
+		Type          string `json:"type"`
+	}{*p, "modelProviderNotConfigured"})
+	return e
+}
+
+// configErrorFor is the answer to a resume or fork of thread id whose
+// config was refused with err: Codex reads the thread before it loads the
+// configuration, so a thread that does not exist is answered as such.
+func (s *Server) configErrorFor(ctx context.Context, id string, err error) error {
+	if _, _, rerr := s.core.ReadThread(ctx, id, false); errors.Is(rerr, agent.ErrThreadNotFound) {
+		return invalidRequest("no rollout found for thread id " + id)
+	}
+	return err
+}
+
+// applyRequestConfig fills the settings r leaves unset with the config's,
+// for the keys codexd acts on. It comes after the request's own members
+// and before config writes and config.toml.
+func applyRequestConfig(r *overrideReq, rc *requestConfig, use configUse) {
+	if rc == nil {
+		return
+	}
+	set := func(dst **string, key string) {
+		if *dst == nil {
+			*dst = rc.str(key)
+		}
+	}
+	set(&r.model, "model")
+	set(&r.provider, "model_provider")
+	set(&r.effort, "model_reasoning_effort")
+	set(&r.summary, "model_reasoning_summary")
+	set(&r.reviewer, "approvals_reviewer")
+	set(&r.personality, "personality")
+	set(&r.serviceTier, "service_tier")
+	// A fork keeps its source's approval policy over the config's (Codex
+	// 0.169 answered so), though not over the request's approvalPolicy.
+	if v := rc.str("approval_policy"); v != nil && r.approval == nil && use != configFork {
+		a := appproto.Approval(*v)
+		r.approval = &a
+	}
+	if v := rc.str("sandbox_mode"); v != nil && r.sandboxMode == nil && r.sandboxPolicy == nil && r.permissions == nil {
+		r.sandboxMode = v
+	}
+}
+
+// namesModel reports whether a thread/resume's config counts, for Codex
+// 0.169, as naming the thread's model: it sets the model, the provider or
+// the reasoning effort. Such a resume takes all three from the
+// configuration instead of restoring the recorded ones.
+func (rc *requestConfig) namesModel() bool {
+	return rc.has("model") || rc.has("model_provider") || rc.has("model_reasoning_effort")
+}

@@ -1,0 +1,109 @@
+package appserver
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/codexd/codexd/appproto"
+)
+
+// The `config` member of thread/resume and thread/fork, as Codex 0.169
+// applies it (checked side by side by the differential session
+// thread-config): Codex's config keys over the configuration, under the
+// request's own members; a loaded thread's resume ignores it (all but its
+// shape); a resume whose config names the model, the provider or the
+// effort takes all three from the configuration; a wrongly typed value or
+// an unknown provider is refused before anything loads.
+func TestThreadConfigOverrides(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	first := newRealEnv(t, home, cwd)
+	c := first.dial("before")
+	c.initialize(nil)
+	ids := map[string]string{}
+	for _, name := range []string{"loaded", "effort", "provider", "model", "bad"} {
+		id := c.startThread(map[string]any{})
+		c.call(appproto.MethodTurnStart, map[string]any{"threadId": id, "input": text("MOCK:hello " + name), "effort": "high"})
+		c.next("turn/completed of "+name, func(m *wmsg) bool {
+			return m.Method == "turn/completed" && strings.Contains(string(m.Params), id)
+		})
+		ids[name] = id
+	}
+
+	answer := func(c *jclient, method string, params map[string]any) appproto.ThreadStartResponse {
+		t.Helper()
+		m := c.call(method, params)
+		var r appproto.ThreadStartResponse
+		if err := pointer(m.Result, "", &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	refused := func(c *jclient, method string, params map[string]any, msg, data string) {
+		t.Helper()
+		e := c.callErr(method, params)
+		if e.Code != -32600 || e.Message != msg || string(e.Data) != data {
+			t.Fatalf("%s %v: %d %q data %s\nwant -32600 %q data %s", method, params, e.Code, e.Message, e.Data, msg, data)
+		}
+	}
+	check := func(what string, r appproto.ThreadStartResponse, model, provider string, effort *string, sandbox string) {
+		t.Helper()
+		if r.Model != model || r.ModelProvider != provider || deref(r.ReasoningEffort) != deref(effort) || r.Sandbox.Type != sandbox {
+			t.Fatalf("%s: model %q provider %q effort %v sandbox %s; want %q %q %v %s", what, r.Model, r.ModelProvider,
+				r.ReasoningEffort, r.Sandbox.Type, model, provider, effort, sandbox)
+		}
+	}
+	high, low := ptr("high"), ptr("low")
+
+	// A loaded thread: the config is not applied, nor checked; only its
+	// shape is.
+	loaded := ids["loaded"]
+	check("loaded resume", answer(c, appproto.MethodThreadResume, map[string]any{"threadId": loaded,
+		"config": map[string]any{"model": "other-model", "model_reasoning_effort": "low", "sandbox_mode": "workspace-write"}}),
+		"mock-model", "mock", high, "readOnly")
+	check("loaded resume, bad config", answer(c, appproto.MethodThreadResume, map[string]any{"threadId": loaded,
+		"config": map[string]any{"model": 5}}), "mock-model", "mock", high, "readOnly")
+	refused(c, appproto.MethodThreadResume, map[string]any{"threadId": loaded, "config": "x"},
+		`Invalid request: invalid type: string "x", expected a map`, "")
+
+	// Forks: the config over the configuration, the request's members over it.
+	check("fork", answer(c, appproto.MethodThreadFork, map[string]any{"threadId": loaded,
+		"config": map[string]any{"model": "other-model", "model_reasoning_effort": "low", "sandbox_mode": "workspace-write"}}),
+		"other-model", "mock", low, "workspaceWrite")
+	check("fork, dotted and nested", answer(c, appproto.MethodThreadFork, map[string]any{"threadId": loaded, "model": "mock-model",
+		"config": map[string]any{"model": "other-model", "model_provider": "other", "features": map[string]any{"x": true}}}),
+		"mock-model", "other", nil, "readOnly")
+	refused(c, appproto.MethodThreadFork, map[string]any{"threadId": loaded, "config": map[string]any{"model": 5}},
+		"failed to load configuration: invalid type: integer `5`, expected a string\nin `model`\n", "")
+	refused(c, appproto.MethodThreadFork, map[string]any{"threadId": loaded, "config": map[string]any{"sandbox_mode": "bogus"}},
+		"failed to load configuration: unknown variant `bogus`, expected one of `read-only`, `workspace-write`, `danger-full-access`\nin `sandbox_mode`\n", "")
+	refused(c, appproto.MethodThreadFork, map[string]any{"threadId": loaded, "config": map[string]any{"model_provider": "nope"}},
+		"failed to load configuration: Model provider `nope` not found", "")
+	refused(c, appproto.MethodThreadFork, map[string]any{"threadId": loaded, "config": map[string]any{"approval_policy": "untrusted"}},
+		`failed to load configuration: approval_policy = "untrusted" is no longer supported; remove this setting`, "")
+	c.conn.Close()
+	first.close()
+
+	// Unloaded threads.
+	second := newRealEnv(t, home, cwd)
+	d := second.dial("after")
+	d.initialize(nil)
+	check("resume, config effort", answer(d, appproto.MethodThreadResume, map[string]any{"threadId": ids["effort"],
+		"config": map[string]any{"model_reasoning_effort": "low"}}), "mock-model", "mock", low, "readOnly")
+	check("resume, config provider", answer(d, appproto.MethodThreadResume, map[string]any{"threadId": ids["provider"],
+		"config": map[string]any{"model_provider": "mock"}}), "mock-model", "mock", nil, "readOnly")
+	check("resume, config model", answer(d, appproto.MethodThreadResume, map[string]any{"threadId": ids["model"],
+		"config": map[string]any{"model": "other-model", "sandbox_mode": "workspace-write", "approval_policy": "untrusted"}}),
+		"other-model", "mock", nil, "workspaceWrite")
+	bad := ids["bad"]
+	refused(d, appproto.MethodThreadResume, map[string]any{"threadId": bad, "config": map[string]any{"model": 5}},
+		"failed to load configuration: invalid type: integer `5`, expected a string\nin `model`\n", "")
+	refused(d, appproto.MethodThreadResume, map[string]any{"threadId": bad, "config": map[string]any{"model_provider": "nope"}},
+		"This chat uses model provider \u201cnope\u201d, which is no longer configured. Restore this provider\u2019s configuration to continue.",
+		`{"modelProvider":"nope","type":"modelProviderNotConfigured"}`)
+	refused(d, appproto.MethodThreadResume, map[string]any{"threadId": "01a23ab1-0000-7000-8000-000000000000", "config": map[string]any{"model": 5}},
+		"no rollout found for thread id 01a23ab1-0000-7000-8000-000000000000", "")
+	// Refused before anything loaded: the thread is not loaded, and
+	// resumes with what it recorded.
+	check("resume after refusals", answer(d, appproto.MethodThreadResume, map[string]any{"threadId": bad}),
+		"mock-model", "mock", high, "readOnly")
+}
