@@ -61,6 +61,16 @@ type Thread interface {
 	// returns the id of the turn the input belongs to. Validation errors
 	// (see errors.go) are returned synchronously and queue nothing.
 	Submit(ctx context.Context, op Op) (string, error)
+	// CheckInput checks, without recording or queueing anything, what of
+	// op's input (a UserInput or a Steer) the thread could not take: a
+	// localImage whose file its turn cannot read (a *LocalImageError). A
+	// front-end calls it before Submit, so that the refusal precedes any
+	// turn. It checks nothing Submit checks (a Steer of another turn, a
+	// turn that takes no input: those pass here, and Submit refuses them),
+	// and a failure to reach the file's machine is no refusal (the turn
+	// reports it). What passes may still fail later (the file may go in
+	// between): the turn then tells the model in the image's place.
+	CheckInput(ctx context.Context, op Op) error
 	// Events delivers the thread's events in order. It is closed after
 	// the thread has shut down (Shutdown, or Core.Close).
 	Events() <-chan Event

@@ -40,3 +40,19 @@ type NotSteerableError struct {
 func (e *NotSteerableError) Error() string {
 	return fmt.Sprintf("cannot steer a %s turn", e.TurnKind)
 }
+
+// LocalImageError: a localImage input names a file the turn cannot read.
+type LocalImageError struct {
+	// Path is the input's path, Resolved the path read (a relative Path
+	// taken from the turn's cwd; "" when the same).
+	Path, Resolved string
+	// Reason says why, in a few words or the exec-server's.
+	Reason string
+}
+
+func (e *LocalImageError) Error() string {
+	if e.Resolved != "" && e.Resolved != e.Path {
+		return fmt.Sprintf("local image `%s` (%s) cannot be read: %s", e.Path, e.Resolved, e.Reason)
+	}
+	return fmt.Sprintf("local image `%s` cannot be read: %s", e.Path, e.Reason)
+}

@@ -65,6 +65,9 @@ func (s *Server) turnStart(ctx context.Context, c *call, p appproto.TurnStartPar
 	if p.OutputSchema != nil && string(p.OutputSchema) != "null" {
 		in.OutputSchema = p.OutputSchema
 	}
+	if err := localImages(ctx, t, in); err != nil {
+		return appproto.TurnStartResponse{}, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.st.unloaded {
@@ -107,9 +110,13 @@ func (s *Server) turnSteer(ctx context.Context, c *call, p appproto.TurnSteerPar
 	if err := remoteImage(p.Input); err != nil {
 		return appproto.TurnSteerResponse{}, err
 	}
+	steer := agent.Steer{ExpectedTurnID: p.ExpectedTurnID, Input: agentInputs(p.Input), ClientID: deref(p.ClientUserMessageID)}
+	if err := localImages(ctx, t, steer); err != nil {
+		return appproto.TurnSteerResponse{}, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	turnID, err := t.th.Submit(ctx, agent.Steer{ExpectedTurnID: p.ExpectedTurnID, Input: agentInputs(p.Input), ClientID: deref(p.ClientUserMessageID)})
+	turnID, err := t.th.Submit(ctx, steer)
 	var mismatch *agent.TurnMismatchError
 	var notSteerable *agent.NotSteerableError
 	switch {

@@ -19,10 +19,12 @@ import (
 // the user gave it), the image as a data URL, and a close tag. An image
 // URL input is sent as an image alone. Every data URL is prepared to the
 // model's limits (imageinput): at original detail for a model that takes
-// it, else at the detail asked for, high by default. What cannot be read
-// or prepared is replaced by a short text saying so, and the turn goes on,
-// as in Codex (it is not an error: the user sees their message and the
-// model is told).
+// it, else at the detail asked for, high by default. What cannot be
+// prepared is replaced by a short text saying so, and the turn goes on, as
+// in Codex (it is not an error: the user sees their message and the model
+// is told). A local file that cannot be read at all is refused before the
+// turn by CheckInput (imagecheck.go); one that goes between that check and
+// the turn's read is replaced the same way.
 const (
 	localImageOpen = "<image name=[Image #%d] path=%q>"
 	imageClose     = "</image>"
@@ -102,10 +104,7 @@ func errImageFileTooLarge(size uint64) error {
 // localImageParts are a localImage input's parts, the nth image of its
 // message.
 func (p imagePrep) localImageParts(in agent.Input, n int) []prompt.Content {
-	path := in.Path
-	if path != "" && !filepath.IsAbs(path) && p.cwd != "" {
-		path = filepath.Join(p.cwd, path)
-	}
+	path := imagePath(p.cwd, in.Path)
 	var data []byte
 	err := errors.New(imageReadPathUnknown)
 	if path != "" && p.read != nil {
@@ -126,6 +125,15 @@ func (p imagePrep) localImageParts(in agent.Input, n int) []prompt.Content {
 		part,
 		{Type: "input_text", Text: imageClose},
 	}
+}
+
+// imagePath is the path a localImage input's file is read at: a relative
+// path taken from cwd.
+func imagePath(cwd, path string) string {
+	if path != "" && !filepath.IsAbs(path) && cwd != "" {
+		return filepath.Join(cwd, path)
+	}
+	return path
 }
 
 // imageURLPart is an image input's part.

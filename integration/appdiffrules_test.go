@@ -483,6 +483,11 @@ var appRules = []appRule{
 	// codexd refuses a cwd with a NUL byte; Codex stores it, and what
 	// follows differs.
 	{id: "app-cwd-nul", declared: true},
+
+	// codexd refuses a localImage whose file its turn cannot read (missing,
+	// a directory, unreadable, a thread without environment access); Codex
+	// runs the turn, and what follows differs.
+	{id: "image-missing-refused", declared: true},
 }
 
 // pairMaps calls f on each pair of objects at the same place in a and b.

@@ -55,6 +55,9 @@ func (t *Thread) Events() <-chan agent.Event { return t.events }
 func (t *Thread) Settings() agent.Settings   { t.mu.Lock(); defer t.mu.Unlock(); return t.settings }
 func (t *Thread) Done() <-chan struct{}      { return t.done }
 
+// CheckInput finds nothing to refuse: a scripted thread reads no files.
+func (t *Thread) CheckInput(context.Context, agent.Op) error { return nil }
+
 // Decisions returns the decision ops (ExecDecision, PatchDecision,
 // UserInputAnswer) the thread received, in order.
 func (t *Thread) Decisions() []agent.Op {
