@@ -1,81 +1,14 @@
 package config
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
-
-// codexConfigSchema is the types Codex 0.169 gives config.toml's keys. It
-// was transcribed from openai/codex, codex-rs/core/config.schema.json at
-// commit 000c857ecc17e5ab40a985bdaa40816450ee5ebf (the schema Codex
-// generates from its config types), keeping only the types: descriptions
-// and defaults are left out, and so are what serde does not enforce when
-// Codex reads the file (unknown keys are ignored, and an integer is held
-// only to its Rust type's range, given as the format). Keys the 0.169
-// binary does not name were left out, and NotificationMethod has the
-// osc777 that Codex 0.169 lists. Its $comment says the same.
-//
-//go:embed codex_config.schema.json
-var codexConfigSchema []byte
-
-const codexSchemaURL = "codex_config.schema.json"
-
-var (
-	codexSchemaOnce sync.Once
-	codexSchema     *jsonschema.Schema
-	codexSchemaDoc  any
-)
-
-// intRanges are the integer formats of the schema, by Rust type.
-var intRanges = map[string]struct {
-	rust     string
-	min, max float64
-}{
-	"int32":  {"i32", math.MinInt32, math.MaxInt32},
-	"int64":  {"i64", math.MinInt64, math.MaxInt64},
-	"uint":   {"usize", 0, math.MaxUint64},
-	"uint16": {"u16", 0, math.MaxUint16},
-	"uint32": {"u32", 0, math.MaxUint32},
-	"uint64": {"u64", 0, math.MaxUint64},
-}
-
-func loadCodexSchema() {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(codexConfigSchema)))
-	if err != nil {
-		panic("config: the embedded Codex config schema: " + err.Error())
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	for name, r := range intRanges {
-		c.RegisterFormat(&jsonschema.Format{Name: name, Validate: func(v any) error {
-			n, ok := v.(int64)
-			if ok && (float64(n) < r.min || float64(n) > r.max) {
-				return fmt.Errorf("out of range")
-			}
-			return nil
-		}})
-	}
-	c.RegisterFormat(&jsonschema.Format{Name: "double", Validate: func(any) error { return nil }})
-	if err := c.AddResource(codexSchemaURL, doc); err != nil {
-		panic("config: the embedded Codex config schema: " + err.Error())
-	}
-	s, err := c.Compile(codexSchemaURL)
-	if err != nil {
-		panic("config: the embedded Codex config schema: " + err.Error())
-	}
-	codexSchema, codexSchemaDoc = s, doc
-}
 
 // TypeError is one wrongly typed value: where it is, and serde's message
 // for it in the form Codex's config writes answer with (what is wrong,
@@ -93,16 +26,12 @@ type TypeError struct {
 func CodexTypeErrors(doc map[string]any) []TypeError {
 	codexSchemaOnce.Do(loadCodexSchema)
 	inst := jsonValue(doc)
-	err := codexSchema.Validate(inst)
-	if err == nil {
-		return nil
-	}
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
+	f := checkSchema(codexSchema, inst, nil)
+	if f == nil {
 		return nil
 	}
 	var found []problem
-	collect(ve, inst, &found)
+	collect(f, inst, &found)
 	sort.SliceStable(found, func(i, j int) bool { return lessPath(found[i].at, found[j].at) })
 	out := make([]TypeError, 0, len(found))
 	for _, p := range found {
@@ -163,52 +92,49 @@ type problem struct {
 	msg string
 }
 
-// collect gathers serde's message for each failure of the tree below e.
-func collect(e *jsonschema.ValidationError, inst any, out *[]problem) {
-	node := schemaNode(e.SchemaURL)
-	v := valueAtPath(inst, e.InstanceLocation)
-	switch k := e.ErrorKind.(type) {
-	case *kind.Type:
+// collect gathers serde's message for each failure of the tree below f.
+func collect(f *failure, inst any, out *[]problem) {
+	node := schemaAt(f.url)
+	v := valueAtPath(inst, f.at)
+	switch f.kind {
+	case failType:
 		if _, isEnum := node["enum"]; isEnum {
-			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, nil)})
+			*out = append(*out, problem{f.at, enumMessage(v, nil)})
 			return
 		}
-		*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected " + expectation(e.SchemaURL, node)})
+		*out = append(*out, problem{f.at, "invalid type: " + serdeKind(v) + ", expected " + expectation(f.url, node)})
 		return
-	case *kind.Format:
-		if r, ok := intRanges[k.Want]; ok {
-			*out = append(*out, problem{e.InstanceLocation, fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust)})
+	case failFormat:
+		if r, ok := intRanges[f.want]; ok {
+			*out = append(*out, problem{f.at, fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust)})
 		}
 		return
-	case *kind.Enum:
-		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, enumVariants(node))})
+	case failEnum:
+		*out = append(*out, problem{f.at, enumMessage(v, enumVariants(node))})
 		return
-	case *kind.Const:
-		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, []string{fmt.Sprint(k.Want)})})
+	case failRequired:
+		*out = append(*out, problem{f.at, "missing field `" + f.want + "`"})
 		return
-	case *kind.Required:
-		*out = append(*out, problem{e.InstanceLocation, "missing field `" + k.Missing[0] + "`"})
-		return
-	case *kind.OneOf, *kind.AnyOf:
+	case failOneOf, failAnyOf:
 		if tags := internalTags(node); tags != nil {
-			internallyTagged(e, inst, v, tags, out)
+			internallyTagged(f, inst, v, tags, out)
 			return
 		}
 		if vs := enumVariants(node); vs != nil {
 			// A Rust enum of named variants, which schemars writes as
 			// one branch per variant.
-			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, vs)})
+			*out = append(*out, problem{f.at, enumMessage(v, vs)})
 			return
 		}
-		name := rustName(e.SchemaURL)
+		name := rustName(f.url)
 		if exp, ok := untaggedExpectations[name]; ok {
-			*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected " + exp})
+			*out = append(*out, problem{f.at, "invalid type: " + serdeKind(v) + ", expected " + exp})
 			return
 		}
-		*out = append(*out, problem{e.InstanceLocation, "data did not match any variant of untagged enum " + name})
+		*out = append(*out, problem{f.at, "data did not match any variant of untagged enum " + name})
 		return
 	}
-	for _, c := range e.Causes {
+	for _, c := range f.causes {
 		collect(c, inst, out)
 	}
 }
@@ -243,30 +169,30 @@ func internalTags(node map[string]any) []string {
 // internallyTagged words the failure of an internally tagged enum as
 // serde does: the value must be a table, its "type" a known tag, and then
 // the tagged variant's own errors count.
-func internallyTagged(e *jsonschema.ValidationError, inst, v any, tags []string, out *[]problem) {
+func internallyTagged(f *failure, inst, v any, tags []string, out *[]problem) {
 	m, isMap := v.(map[string]any)
 	if !isMap {
-		*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected internally tagged enum " + rustName(e.SchemaURL)})
+		*out = append(*out, problem{f.at, "invalid type: " + serdeKind(v) + ", expected internally tagged enum " + rustName(f.url)})
 		return
 	}
 	tag, isStr := m["type"].(string)
 	if _, has := m["type"]; !has {
-		*out = append(*out, problem{e.InstanceLocation, "missing field `type`"})
+		*out = append(*out, problem{f.at, "missing field `type`"})
 		return
 	}
-	at := append(append([]string(nil), e.InstanceLocation...), "type")
+	at := append(append([]string(nil), f.at...), "type")
 	i := slices.Index(tags, tag)
 	if !isStr || i < 0 {
 		*out = append(*out, problem{at, enumMessage(m["type"], tags)})
 		return
 	}
 	branch := fmt.Sprintf("/oneOf/%d", i)
-	for _, c := range e.Causes {
-		if strings.HasSuffix(c.SchemaURL, branch) {
-			for _, cc := range c.Causes {
+	for _, c := range f.causes {
+		if strings.HasSuffix(c.url, branch) {
+			for _, cc := range c.causes {
 				collect(cc, inst, out)
 			}
-			if len(c.Causes) == 0 {
+			if len(c.causes) == 0 {
 				collect(c, inst, out)
 			}
 		}
@@ -360,11 +286,18 @@ func rustName(url string) string {
 	return name
 }
 
-// schemaNode is the schema object at url (its keyword stripped), in the
+// schemaAt is the schema object at url (its keyword stripped), in the
 // embedded schema.
-func schemaNode(url string) map[string]any {
+func schemaAt(url string) map[string]any {
+	m, _ := pointerIn(codexSchemaDoc, url).(map[string]any)
+	return m
+}
+
+// pointerIn is the value at url's JSON pointer (after the "#") in doc, or
+// nil.
+func pointerIn(doc any, url string) any {
 	_, frag, _ := strings.Cut(url, "#")
-	var cur any = codexSchemaDoc
+	cur := doc
 	for _, p := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
 		if p == "" {
 			continue
@@ -379,10 +312,11 @@ func schemaNode(url string) map[string]any {
 				return nil
 			}
 			cur = x[i]
+		default:
+			return nil
 		}
 	}
-	m, _ := cur.(map[string]any)
-	return m
+	return cur
 }
 
 func valueAtPath(v any, path []string) any {
