@@ -52,6 +52,8 @@ type ruleVerdict struct {
 	// allowed: every command of the script matched an allow rule, so it
 	// runs without asking and outside the sandbox, as in Codex.
 	allowed bool
+	// matched: some command of the script matched a rule.
+	matched bool
 }
 
 // checkRules judges argv (shown as command) by the rules, each plain
@@ -75,6 +77,7 @@ func (c *Core) checkRules(argv []string, command string) ruleVerdict {
 			allMatched = false
 			continue
 		}
+		v.matched = true
 		switch d {
 		case execpolicy.Forbidden:
 			if v.forbidden == "" {

@@ -30,13 +30,13 @@ prefix_rule(pattern=["make"], decision="prompt")
 		script string
 		want   ruleVerdict
 	}{
-		{"git status", ruleVerdict{allowed: true}},
-		{"git status && git log -1", ruleVerdict{allowed: true}},
-		{"git status && ls", ruleVerdict{}},
+		{"git status", ruleVerdict{allowed: true, matched: true}},
+		{"git status && git log -1", ruleVerdict{allowed: true, matched: true}},
+		{"git status && ls", ruleVerdict{matched: true}},
 		{"git push", ruleVerdict{}},
-		{"git status && rm -rf x", ruleVerdict{forbidden: "`CMD` rejected: no rm"}},
-		{"curl -s example.com", ruleVerdict{forbidden: "`CMD` rejected: policy forbids commands starting with `curl`"}},
-		{"make all", ruleVerdict{prompt: "`CMD` requires approval by policy"}},
+		{"git status && rm -rf x", ruleVerdict{forbidden: "`CMD` rejected: no rm", matched: true}},
+		{"curl -s example.com", ruleVerdict{forbidden: "`CMD` rejected: policy forbids commands starting with `curl`", matched: true}},
+		{"make all", ruleVerdict{prompt: "`CMD` requires approval by policy", matched: true}},
 	} {
 		got := c.checkRules(sh(tc.script), "CMD")
 		if got != tc.want {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/codexd/codexd/agent"
@@ -24,8 +25,8 @@ func (tr *turn) execCommand(callID, raw string) string {
 	}
 	s := tr.settings
 	policy := safety.Policy(s.Approval)
-	if a.Escalated() && policy != safety.OnRequest {
-		return tools.EscalationRefused(policy.RustName())
+	if a.Escalated() && !escalationAllowed(s) {
+		return tools.EscalationRefused(rustPolicyName(s))
 	}
 	cwd := s.Cwd
 	if a.Workdir != "" {
@@ -63,15 +64,19 @@ func (tr *turn) execCommand(callID, raw string) string {
 	// CODEX_HOME's rules come first, as in Codex: a forbidden command is
 	// refused, one they allow runs unasked and unsandboxed, and one they
 	// mark prompt is asked for without an amendment to propose.
-	switch rv := tr.t.core.checkRules(argv, x.command); {
+	rv := tr.t.core.checkRules(argv, x.command)
+	if !rv.matched {
+		x.retryAmendment = retryAmendment(argv)
+	}
+	switch {
 	case rv.forbidden != "":
 		return tools.Rejected(tools.ExecCommand, rv.forbidden)
 	case rv.allowed:
 		x.approved = true
 		return tr.runCommand(x)
 	case rv.prompt != "":
-		if policy == safety.Never {
-			return tools.Rejected(tools.ExecCommand, tools.ReasonNeverAsk)
+		if reason := rulePromptRefused(s); reason != "" {
+			return tools.Rejected(tools.ExecCommand, reason)
 		}
 		if !tr.t.approvedForSession(argv) {
 			if out, ok := tr.askExec(x, rv.prompt, nil, false); !ok {
@@ -95,7 +100,12 @@ func (tr *turn) execCommand(callID, raw string) string {
 			if a.Escalated() {
 				reason = a.Justification
 			}
-			if out, ok := tr.askExec(x, reason, req.Amendment, false); !ok {
+			amendment := req.Amendment
+			if s.Approval == agent.ApprovalGranular && !granularFlags(s).SandboxApproval {
+				// Codex offers no rule for good without sandbox_approval.
+				amendment = nil
+			}
+			if out, ok := tr.askExec(x, reason, amendment, false); !ok {
 				return out
 			}
 		}
@@ -120,6 +130,20 @@ type execCall struct {
 	// session), so a retry without the sandbox is not asked for again.
 	approved bool
 	started  bool // ItemStarted was emitted
+	// retryAmendment is the rule proposed with a retry without the
+	// sandbox (nil when a rule matched the command, as in Codex).
+	retryAmendment []string
+}
+
+// retryAmendment is what Codex proposes to allow for good when it asks to
+// run argv again without the sandbox: its first plain command, or the
+// whole argv for a script that is not plain.
+func retryAmendment(argv []string) []string {
+	cmds, complex := safety.Commands(argv)
+	if complex || len(cmds) == 0 {
+		return append([]string(nil), argv...)
+	}
+	return append([]string(nil), cmds[0]...)
 }
 
 func (x *execCall) item() *agent.CommandExecution {
@@ -208,15 +232,27 @@ func (tr *turn) runCommand(x *execCall) string {
 	it := x.item()
 	it.ProcessID = strconv.Itoa(id)
 	it.Source = "unifiedExecStartup"
-	if !x.started {
-		c := *it
-		tr.emit(agent.ItemStarted{Item: &c})
-		x.started = true
+	// A sandboxed run whose denial would be put to the user starts its
+	// item only once it is known not to have been denied: Codex's item
+	// then starts with the question (askExec), and the denied run shows
+	// nothing.
+	held := x.sandboxed && !x.started && retriesUnsandboxed(s) && !x.approved && !t.approvedForSession(x.argv)
+	var hold heldOutput
+	startItem := func() {
+		if !x.started {
+			c := *it
+			tr.emit(agent.ItemStarted{Item: &c})
+			x.started = true
+		}
+	}
+	if !held {
+		startItem()
 	}
 	start := time.Now()
 	p, err := t.exec.start(tr.ctx, id, x.callID, argv, x.argv, x.cwd, x.args.TTY, x.command, confine)
 	if err != nil {
 		t.exec.release(id)
+		startItem()
 		msg := err.Error()
 		c := *it
 		c.Status = agent.ItemStatusFailed
@@ -224,9 +260,17 @@ func (tr *turn) runCommand(x *execCall) string {
 		tr.emit(agent.ItemCompleted{Item: &c})
 		return fmt.Sprintf("exec_command failed: CreateProcess { message: %q }", msg)
 	}
-	p.attach(tr.outputSink(x.callID))
+	sink := tr.outputSink(x.callID)
+	if held {
+		sink = hold.sink
+	}
+	p.attach(sink)
 	out, exited, code := p.collect(tr.ctx, start.Add(x.args.Yield()))
 	p.detach()
+	if held && !(exited && code != 0 && t.core.sandbox.Denied(code, p.aggregated())) {
+		startItem()
+		hold.replay(tr.outputSink(x.callID))
+	}
 	if tr.ctx.Err() != nil {
 		// Interrupted: the command stops with its turn.
 		p.terminate()
@@ -241,13 +285,13 @@ func (tr *turn) runCommand(x *execCall) string {
 	t.exec.release(id)
 	agg := p.aggregated()
 	denied := x.sandboxed && code != 0 && t.core.sandbox.Denied(code, agg)
-	if denied && retriesUnsandboxed(safety.Policy(s.Approval)) {
+	if denied && retriesUnsandboxed(s) {
 		if x.approved || tr.t.approvedForSession(x.argv) {
 			// Approved already: Codex does not ask a second time.
 			x.sandboxed = false
 			return tr.runCommand(x)
 		}
-		reply, ok := tr.askExec(x, "command failed in the sandbox; retry without sandbox?", nil, true)
+		reply, ok := tr.askExec(x, "command failed; retry without sandbox?", x.retryAmendment, true)
 		if !ok {
 			return reply // declined, failed or cancelled: the item is complete
 		}
@@ -259,12 +303,32 @@ func (tr *turn) runCommand(x *execCall) string {
 	return res.Text()
 }
 
-// retriesUnsandboxed reports whether a command the sandbox denied may run
-// again without it, after an approval: under on-failure and untrusted, as
-// Codex's wants_no_sandbox_approval says; never and on-request hand the
-// denial to the model.
-func retriesUnsandboxed(p safety.Policy) bool {
-	return p == safety.OnFailure || p == safety.Untrusted
+// heldOutput keeps a command's output while its item waits to start.
+type heldOutput struct {
+	mu     sync.Mutex
+	chunks []heldChunk
+}
+
+type heldChunk struct {
+	stream string
+	data   []byte
+}
+
+func (h *heldOutput) sink(stream string, data []byte) {
+	h.mu.Lock()
+	h.chunks = append(h.chunks, heldChunk{stream, append([]byte(nil), data...)})
+	h.mu.Unlock()
+}
+
+// replay hands what was held to sink, in order.
+func (h *heldOutput) replay(sink func(stream string, data []byte)) {
+	h.mu.Lock()
+	chunks := h.chunks
+	h.chunks = nil
+	h.mu.Unlock()
+	for _, c := range chunks {
+		sink(c.stream, c.data)
+	}
 }
 
 func (tr *turn) completeExec(orig *agent.CommandExecution, code int, output string, d time.Duration, denied bool) {

@@ -65,12 +65,14 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 	item := func(status agent.ItemStatus) *agent.FileChange {
 		return &agent.FileChange{ID: callID, Changes: changes, Status: status}
 	}
+	decision := tr.assessPatch(reals, rootsOf)
+	if decision == safety.Forbidden {
+		// Refused before it starts: Codex shows no file change for it.
+		return "patch rejected: " + patchRefusal(tr.settings)
+	}
 	tr.emit(agent.ItemStarted{Item: item(agent.ItemStatusInProgress)})
 
-	switch tr.assessPatch(reals, rootsOf) {
-	case safety.Forbidden:
-		tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusDeclined)})
-		return "patch rejected: writing outside of the project; rejected by user approval settings"
+	switch decision {
 	case safety.Prompt:
 		ch := tr.request(callID)
 		tr.emit(agent.PatchApprovalRequest{CallID: callID, Changes: changes, Reason: land.redirected(rootsOf())})
@@ -138,10 +140,12 @@ func patchConflictText(err error) string {
 }
 
 // assessPatch decides whether a patch that writes paths (real paths, see
-// landing) needs approval, as Codex's assess_patch_safety does: untrusted always asks; otherwise a patch that
-// only writes where the sandbox lets commands write is applied, and one
-// that writes elsewhere asks (or is refused under never). Paths approved
-// for the session do not ask again. roots is called only when needed.
+// landing) needs approval, as Codex's assess_patch_safety does: untrusted
+// always asks; otherwise a patch that only writes where the sandbox lets
+// commands write is applied, and one that writes elsewhere asks (or is
+// refused under never, and under a granular policy without
+// sandbox_approval). Paths approved for the session do not ask again.
+// roots is called only when needed.
 func (tr *turn) assessPatch(paths []string, roots func() writeRoots) safety.Decision {
 	t := tr.t
 	t.mu.Lock()
@@ -170,10 +174,20 @@ func (tr *turn) assessPatch(paths []string, roots func() writeRoots) safety.Deci
 	if writable {
 		return safety.Allow
 	}
-	if s.Approval == agent.ApprovalNever {
+	if s.Approval == agent.ApprovalNever || s.Approval == agent.ApprovalGranular && !granularFlags(s).SandboxApproval {
 		return safety.Forbidden
 	}
 	return safety.Prompt
+}
+
+// patchRefusal is Codex's reason for refusing a patch without asking: a
+// read-only sandbox blocks every write; otherwise the patch writes outside
+// the project.
+func patchRefusal(s agent.Settings) string {
+	if s.Sandbox.Mode == agent.SandboxReadOnly {
+		return "writing is blocked by read-only sandbox; rejected by user approval settings"
+	}
+	return "writing outside of the project; rejected by user approval settings"
 }
 
 // fileUpdates describes a plan's changes for a FileChange item.

@@ -8,6 +8,10 @@ const (
 	OnFailure Policy = "on-failure"
 	OnRequest Policy = "on-request"
 	Never     Policy = "never"
+	// Granular is Codex's granular policy: its commands are decided as
+	// under on-request; which of the prompts may reach the user is the
+	// caller's to decide by the policy's flags.
+	Granular Policy = "granular"
 )
 
 // RustName is the policy as Codex's messages print it (AskForApproval's
@@ -79,6 +83,7 @@ var bannedPrefixes = [][]string{
 //     escalation asks the user (under danger-full-access everything runs).
 //   - on-failure: commands run in the sandbox; a sandbox denial asks later.
 //   - never: commands run; nothing asks, and a dangerous command is refused.
+//   - granular: as on-request.
 //
 // A possibly dangerous command (rm -rf, sudo) always asks, or is refused
 // under never.
@@ -151,7 +156,7 @@ func decide(cmd []string, r Request, allSafe bool) Decision {
 		return Allow
 	case Untrusted:
 		return Prompt
-	case OnRequest:
+	case OnRequest, Granular:
 		if r.Unrestricted {
 			return Allow
 		}

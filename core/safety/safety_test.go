@@ -89,6 +89,12 @@ func TestAssess(t *testing.T) {
 		{"never dangerous", Request{Argv: sh("rm -rf build"), Policy: Never}, Forbidden, ""},
 		{"on-request dangerous", Request{Argv: sh("rm -rf build"), Policy: OnRequest}, Prompt, "rm -rf build"},
 		{"sudo", Request{Argv: sh("sudo ls"), Policy: OnFailure}, Prompt, "sudo ls"},
+		// Granular decides as on-request (its flags are the caller's).
+		{"granular sandboxed", Request{Argv: sh("touch x"), Policy: Granular}, Allow, ""},
+		{"granular escalated", Request{Argv: sh("touch x"), Policy: Granular, Escalated: true}, Prompt, "touch x"},
+		{"granular full access", Request{Argv: sh("touch x"), Policy: Granular, Unrestricted: true, Escalated: true}, Allow, ""},
+		{"granular dangerous", Request{Argv: sh("rm -rf build"), Policy: Granular}, Prompt, "rm -rf build"},
+		{"granular dangerous full access", Request{Argv: sh("rm -rf build"), Policy: Granular, Unrestricted: true}, Prompt, "rm -rf build"},
 	}
 	for _, c := range cases {
 		got := Assess(c.r)

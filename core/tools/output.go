@@ -108,6 +108,7 @@ const (
 	ReasonRejectedByUser  = "rejected by user"
 	ReasonApprovalFailed  = "approval request failed"
 	ReasonNeverAsk        = "approval required by policy, but AskForApproval is set to Never"
+	ReasonGranularRules   = "approval required by policy rule, but AskForApproval::Granular.rules is false"
 	ReasonSandboxDenied   = "sandbox denied the command and the approval policy does not allow asking to run it unsandboxed"
 	PlanUpdatedOutput     = "Plan updated"
 	PatchRejectedByUser   = "patch rejected by user"
