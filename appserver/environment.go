@@ -78,7 +78,8 @@ func (s *Server) environmentInfo(ctx context.Context, _ *call, p appproto.Enviro
 // turn/start: absent or null keeps the thread's (nil), [] selects none,
 // otherwise the first is the turn's current environment. It refuses, as
 // Codex 0.169 does and before anything is recorded, an unknown or repeated
-// id and a cwd that is not absolute.
+// id and a cwd that is not absolute, and (as Codex does not) a cwd outside
+// the environment's runtime workspace roots (checkEnvironmentCwd).
 func (s *Server) environmentsOverride(raw jsontext.Value) (*[]agent.Environment, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -103,6 +104,9 @@ func (s *Server) environmentsOverride(raw jsontext.Value) (*[]agent.Environment,
 		e := agent.Environment{ID: p.EnvironmentID, Cwd: p.Cwd}
 		if p.RuntimeWorkspaceRoots != nil {
 			e.RuntimeWorkspaceRoots = append([]string{}, (*p.RuntimeWorkspaceRoots)...)
+		}
+		if err := checkEnvironmentCwd(e.ID, e.Cwd, e.RuntimeWorkspaceRoots); err != nil {
+			return nil, err
 		}
 		envs = append(envs, e)
 	}

@@ -217,18 +217,10 @@ func TestEnvironmentSelection(t *testing.T) {
 		t.Fatalf("a refused thread/start loaded %v (%v)", loaded, err)
 	}
 
-	envsOf := func(m *wmsg, path string) []appproto.ThreadEnvironment {
-		t.Helper()
-		var envs []appproto.ThreadEnvironment
-		if err := pointer(m.Result, path, &envs); err != nil {
-			t.Fatal(err)
-		}
-		return envs
-	}
 	m := c.call("thread/start", map[string]any{"cwd": "/tmp", "environments": []map[string]any{
 		{"environmentId": "r1", "cwd": "/srv/a", "runtimeWorkspaceRoots": []string{"/srv"}}, {"environmentId": "local", "cwd": "/tmp"}}})
 	id := m.str(t, "/thread/id")
-	got := envsOf(m, "/thread/environments")
+	got := envsOf(t, m, "/thread/environments")
 	if len(got) != 2 || got[0].EnvironmentID != "r1" || got[0].Cwd != "/srv/a" || got[0].RuntimeWorkspaceRoots[0] != "/srv" ||
 		got[1].EnvironmentID != "local" || got[1].RuntimeWorkspaceRoots[0] != "/tmp" {
 		t.Fatalf("thread/start environments %+v", got)
@@ -237,12 +229,12 @@ func TestEnvironmentSelection(t *testing.T) {
 	if err := pointer(m.Result, "/runtimeWorkspaceRoots", &roots); err != nil || len(roots) != 1 || roots[0] != "/srv" {
 		t.Fatalf("runtimeWorkspaceRoots %v %v", roots, err)
 	}
-	if got := envsOf(c.call("thread/read", map[string]any{"threadId": id}), "/thread/environments"); len(got) != 2 || got[0].EnvironmentID != "r1" {
+	if got := envsOf(t, c.call("thread/read", map[string]any{"threadId": id}), "/thread/environments"); len(got) != 2 || got[0].EnvironmentID != "r1" {
 		t.Fatalf("thread/read environments %+v", got)
 	}
 
 	none := c.call("thread/start", map[string]any{"environments": []any{}})
-	if got := envsOf(none, "/thread/environments"); len(got) != 0 {
+	if got := envsOf(t, none, "/thread/environments"); len(got) != 0 {
 		t.Fatalf("environments [] reported %+v", got)
 	}
 	// turn/start: the same checks, then the selection sticks.
@@ -252,9 +244,19 @@ func TestEnvironmentSelection(t *testing.T) {
 	}
 	c.call("turn/start", map[string]any{"threadId": noneID, "input": text("hi"), "environments": []map[string]any{{"environmentId": "r1", "cwd": "/srv"}}})
 	c.note("turn/completed")
-	if got := envsOf(c.call("thread/read", map[string]any{"threadId": noneID}), "/thread/environments"); len(got) != 1 || got[0].EnvironmentID != "r1" || got[0].Cwd != "/srv" {
+	if got := envsOf(t, c.call("thread/read", map[string]any{"threadId": noneID}), "/thread/environments"); len(got) != 1 || got[0].EnvironmentID != "r1" || got[0].Cwd != "/srv" {
 		t.Fatalf("after turn/start: %+v", got)
 	}
+}
+
+// envsOf reads the environments a result reports at path.
+func envsOf(t *testing.T, m *wmsg, path string) []appproto.ThreadEnvironment {
+	t.Helper()
+	var envs []appproto.ThreadEnvironment
+	if err := pointer(m.Result, path, &envs); err != nil {
+		t.Fatal(err)
+	}
+	return envs
 }
 
 // A dropped exec-server connection reaches the subscribers of the threads
@@ -296,8 +298,8 @@ func TestEnvironmentConnectionNotifications(t *testing.T) {
 
 // FuzzEnvironmentsOverride feeds arbitrary environments members to the
 // parsing of thread/start and turn/start: it refuses with a -32600 or
-// yields environments that are known, distinct and absolute, whose
-// projection reports each.
+// yields environments that are known, distinct and absolute, each cwd
+// within its roots, whose projection reports each.
 func FuzzEnvironmentsOverride(f *testing.F) {
 	reg := environment.New(environment.Options{})
 	defer reg.Close()
@@ -311,7 +313,9 @@ func FuzzEnvironmentsOverride(f *testing.F) {
 	defer srv.Close()
 	for _, seed := range []string{`null`, `[]`, `{}`, `[{"environmentId":"r1","cwd":"/w"}]`,
 		`[{"environmentId":"r1","cwd":"/w","runtimeWorkspaceRoots":["/a","/b"]}]`, `[{"environmentId":"r1","cwd":"C:\\w"}]`,
-		`[{"environmentId":"x","cwd":"/w"}]`, `[{"environmentId":"r1","cwd":"rel"}]`, `[{"environmentId":"r1"}]`, `[1]`} {
+		`[{"environmentId":"x","cwd":"/w"}]`, `[{"environmentId":"r1","cwd":"rel"}]`, `[{"environmentId":"r1"}]`, `[1]`,
+		`[{"environmentId":"r1","cwd":"/a/bc","runtimeWorkspaceRoots":["/a/b"]}]`, `[{"environmentId":"r1","cwd":"/a/b/..","runtimeWorkspaceRoots":["/a/b/"]}]`,
+		`[{"environmentId":"r1","cwd":"C:\\w\\x","runtimeWorkspaceRoots":["c:/W"]}]`, `[{"environmentId":"r1","cwd":"/x","runtimeWorkspaceRoots":[]}]`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -328,7 +332,7 @@ func FuzzEnvironmentsOverride(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, e := range *envs {
-			if e.ID != "r1" || seen[e.ID] || e.Cwd == "" {
+			if e.ID != "r1" || seen[e.ID] || e.Cwd == "" || len(e.RuntimeWorkspaceRoots) > 0 && !insideRoots(e.Cwd, e.RuntimeWorkspaceRoots) {
 				t.Fatalf("accepted %+v", *envs)
 			}
 			seen[e.ID] = true
