@@ -232,3 +232,44 @@ func applyRequestConfig(r *overrideReq, rc *requestConfig, use configUse) {
 func (rc *requestConfig) namesModel() bool {
 	return rc.has("model") || rc.has("model_provider") || rc.has("model_reasoning_effort")
 }
+
+// cacheOnlyLocked reports whether a loaded thread is, for Codex 0.169, only
+// a cache entry: nobody is subscribed to it and it is idle, with no turn
+// running and no server request pending.
+func (t *thread) cacheOnlyLocked() bool {
+	return len(t.st.subscribers) == 0 && t.st.active == nil && len(t.st.requests) == 0 &&
+		t.st.status.Type == appproto.StatusIdle
+}
+
+// resumeDiffers reports whether a thread/resume asks for anything a loaded
+// thread with settings st does not have, as Codex 0.169 compares them: a
+// member that differs, or any config, base or developer instructions or
+// permissions at all.
+func resumeDiffers(p appproto.ThreadResumeParams, st agent.Settings) bool {
+	differs := func(req *string, active string) bool { return req != nil && *req != active }
+	switch {
+	case p.Config != nil && string(p.Config) != "null", p.BaseInstructions != nil, p.DeveloperInstructions != nil,
+		p.Permissions != nil:
+		return true
+	case differs(p.Model, st.Model), differs(p.ModelProvider, st.ModelProvider), differs(p.ServiceTier, st.ServiceTier),
+		differs(p.Cwd, st.Cwd), differs(p.ApprovalsReviewer, st.ApprovalsReviewer), differs(p.Personality, st.Personality):
+		return true
+	case p.RuntimeWorkspaceRoots != nil && !slices.Equal(p.RuntimeWorkspaceRoots, runtimeRoots(st)):
+		return true
+	case p.ApprovalPolicy != nil && (p.ApprovalPolicy.IsGranular() || st.Approval == agent.ApprovalGranular ||
+		p.ApprovalPolicy.Policy != string(st.Approval)):
+		return true
+	}
+	if p.Sandbox != nil {
+		switch mode := st.Sandbox.Mode; *p.Sandbox {
+		case appproto.SandboxModeReadOnly:
+			return mode != agent.SandboxReadOnly
+		case appproto.SandboxModeWorkspaceWrite:
+			return mode != agent.SandboxWorkspaceWrite
+		case appproto.SandboxModeDangerFullAccess:
+			return mode != agent.SandboxDangerFullAccess && mode != agent.SandboxExternal
+		}
+		return true
+	}
+	return false
+}

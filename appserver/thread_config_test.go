@@ -107,3 +107,81 @@ func TestThreadConfigOverrides(t *testing.T) {
 	check("resume after refusals", answer(d, appproto.MethodThreadResume, map[string]any{"threadId": bad}),
 		"mock-model", "mock", high, "readOnly")
 }
+
+// A loaded thread nobody is subscribed to, with nothing running, is only a
+// cache entry for Codex 0.169: a resume that asks for anything else (its
+// config included) shuts it down and loads it afresh with that, with
+// notLoaded then idle to every connection; one with a subscriber ignores
+// the request's settings.
+func TestResumeOfUnsubscribedThreadReloads(t *testing.T) {
+	e := newRealEnv(t, t.TempDir(), t.TempDir())
+	c := e.dial("a")
+	c.initialize(nil)
+	other := e.dial("b")
+	other.initialize(nil)
+	id := c.startThread(map[string]any{})
+	c.call(appproto.MethodTurnStart, map[string]any{"threadId": id, "input": text("MOCK:hello"), "effort": "high"})
+	c.next("turn/completed", func(m *wmsg) bool { return m.Method == "turn/completed" })
+
+	resume := func(c *jclient, params map[string]any) appproto.ThreadStartResponse {
+		t.Helper()
+		params["threadId"] = id
+		var r appproto.ThreadStartResponse
+		if err := pointer(c.call(appproto.MethodThreadResume, params).Result, "", &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	statuses := func(c *jclient) []string {
+		t.Helper()
+		c.barrier()
+		var out []string
+		for _, m := range c.logged() {
+			if m.Method == "thread/status/changed" {
+				var n appproto.ThreadStatusChangedNotification
+				if err := m.param("", &n); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, n.Status.Type)
+			}
+		}
+		return out
+	}
+	unsubscribe := func(c *jclient) {
+		t.Helper()
+		c.call("thread/unsubscribe", map[string]any{"threadId": id})
+	}
+
+	// The same settings: the loaded thread answers.
+	unsubscribe(c)
+	before := len(statuses(other))
+	if r := resume(c, map[string]any{"model": "mock-model", "sandbox": "read-only"}); r.Model != "mock-model" || deref(r.ReasoningEffort) != "high" {
+		t.Fatalf("resume with the same settings: model %q effort %v", r.Model, r.ReasoningEffort)
+	}
+	if got := statuses(other)[before:]; len(got) != 0 {
+		t.Fatalf("resume with the same settings: statuses %v, want none", got)
+	}
+
+	// A config: loaded afresh with it.
+	unsubscribe(c)
+	if r := resume(c, map[string]any{"config": map[string]any{"model": "other-model"}}); r.Model != "other-model" || r.ReasoningEffort != nil {
+		t.Fatalf("resume of a cached thread with a config: model %q effort %v; want other-model, none", r.Model, r.ReasoningEffort)
+	}
+	if got := statuses(other)[before:]; strings.Join(got, " ") != "notLoaded idle" {
+		t.Fatalf("resume of a cached thread: statuses %v, want notLoaded idle", got)
+	}
+	warned := false
+	for _, m := range c.logged() {
+		warned = warned || m.Method == "warning" && strings.Contains(string(m.Params), "recorded with model `mock-model` but is resuming with `other-model`")
+	}
+	if !warned {
+		t.Fatal("resume of a cached thread with another model: no warning")
+	}
+
+	// Subscribed elsewhere: the request's settings are not applied.
+	resume(other, map[string]any{})
+	unsubscribe(c)
+	if r := resume(c, map[string]any{"model": "mock-model", "config": map[string]any{"model_reasoning_effort": "low"}}); r.Model != "other-model" || r.ReasoningEffort != nil {
+		t.Fatalf("resume of a thread subscribed elsewhere: model %q effort %v; want other-model, none", r.Model, r.ReasoningEffort)
+	}
+}

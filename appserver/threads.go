@@ -148,6 +148,21 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 			// with no user message yet, or an ephemeral one, has none.
 			t.mu.Unlock()
 			return appproto.ThreadResumeResponse{}, invalidRequest("no rollout found for thread id " + id)
+		} else if t.cacheOnlyLocked() && resumeDiffers(p, t.st.settings) {
+			// Codex 0.169 holds a loaded thread nobody is subscribed to,
+			// with nothing running, for a cache entry: a resume that asks
+			// for something else shuts it down and loads it afresh.
+			t.st.unloaded = true
+			t.mu.Unlock()
+			if _, err := t.th.Submit(background, agent.Shutdown{}); err != nil {
+				s.log.Debug("app-server: shutting a thread down to resume it anew", "thread", t.id, "err", err)
+			}
+			select {
+			case <-t.done:
+			case <-ctx.Done():
+				return appproto.ThreadResumeResponse{}, internalError("thread/resume: " + ctx.Err().Error())
+			}
+			t = nil
 		}
 	}
 	if t == nil {
