@@ -332,7 +332,10 @@ func checkSchema(n *schemaNode, v any, at []string) *failure {
 }
 
 // typeMatches is whether v, a value of the document as jsonValue gives it,
-// is of JSON type t. An integer is any number without a fraction.
+// is of JSON type t. An integer is a TOML integer: serde's integer types
+// refuse a float, 2.0 too (Codex 0.169: "invalid type: floating point
+// `2.0`, expected usize"), where JSON Schema's integer takes it. A number
+// is either, as serde's f64 takes an integer.
 func typeMatches(t string, v any) bool {
 	switch t {
 	case "object":
@@ -356,13 +359,8 @@ func typeMatches(t string, v any) bool {
 		}
 		return false
 	case "integer":
-		switch x := v.(type) {
-		case int64:
-			return true
-		case float64:
-			return x == math.Trunc(x)
-		}
-		return false
+		_, ok := v.(int64)
+		return ok
 	}
 	return false
 }

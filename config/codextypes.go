@@ -168,7 +168,8 @@ func internalTags(node map[string]any) []string {
 
 // internallyTagged words the failure of an internally tagged enum as
 // serde does: the value must be a table, its "type" a known tag, and then
-// the tagged variant's own errors count.
+// the tagged variant's own errors count, every one (Codex 0.169 names a
+// hook handler's wrongly typed key, `{type = "command", command = 5}`).
 func internallyTagged(f *failure, inst, v any, tags []string, out *[]problem) {
 	m, isMap := v.(map[string]any)
 	if !isMap {
@@ -186,16 +187,8 @@ func internallyTagged(f *failure, inst, v any, tags []string, out *[]problem) {
 		*out = append(*out, problem{at, enumMessage(m["type"], tags)})
 		return
 	}
-	branch := fmt.Sprintf("/oneOf/%d", i)
-	for _, c := range f.causes {
-		if strings.HasSuffix(c.url, branch) {
-			for _, cc := range c.causes {
-				collect(cc, inst, out)
-			}
-			if len(c.causes) == 0 {
-				collect(c, inst, out)
-			}
-		}
+	if len(f.causes) == len(tags) { // no branch matched: one failure each
+		collect(f.causes[i], inst, out)
 	}
 }
 

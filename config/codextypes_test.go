@@ -48,9 +48,16 @@ func TestCheckCodexTypes(t *testing.T) {
 		{"[tools]\nweb_search = \"live\"", "data did not match any variant of untagged enum WebSearchToolConfigInput\nin `tools.web_search`\n"},
 		{"[tui.keymap.chat]\ninterrupt_turn = 5", "invalid type: integer `5`, expected a keybinding string or a list of keybinding strings\nin `tui.keymap.chat.interrupt_turn`\n"},
 		{"[tui.model_availability_nux]\nx = -1", "invalid value: integer `-1`, expected u32\nin `tui.model_availability_nux`\n"},
+		// Observed from Codex 0.169's config/value/write: a float is no
+		// integer, and a hook handler's own keys are held to their types.
+		{"project_doc_max_bytes = 2.0", "invalid type: floating point `2.0`, expected usize\nin `project_doc_max_bytes`\n"},
+		{"model_context_window = 3.0", "invalid type: floating point `3.0`, expected i64\nin `model_context_window`\n"},
+		{"[[hooks.Stop]]\nhooks = [{type = \"command\", command = 5}]", "invalid type: integer `5`, expected a string\nin `hooks`\n"},
+		{"[[hooks.Stop]]\nhooks = [{type = \"command\", command = \"x\", async = \"zz\"}]", "invalid type: string \"zz\", expected a boolean\nin `hooks`\n"},
 		// Accepted by Codex 0.169.
 		{"model_reasoning_effort = \"zz\"\nplan_mode_reasoning_effort = \"zz\"\n[tools]\nweb_search = true\n[experimental_thread_store]\ntype = \"local\"", ""},
 		{"zzz_unknown = 1\n[tui]\nzzz = 1", ""},
+		{"[experimental_thread_store]\ntype = \"local\"\nzz = 1", ""},
 		{"[agents]\nmax_depth = 0\n[memories]\nmax_rollouts_per_startup = 500", ""},
 		{"model = \"m\"\n[tui]\nanimations = false\nnotifications = [\"a\"]\n[features]\nmulti_agent_v2 = true\n[history]\nmax_bytes = 10", ""},
 		// The first bad key, in key order, is the one named.
