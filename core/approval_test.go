@@ -281,7 +281,8 @@ func TestNeverRefusesDangerousAndRunsTheRest(t *testing.T) {
 		t.Fatal("asked under never")
 	}
 	m.request(t)
-	if got := lastOutput(t, m.request(t), "call_1"); got != tools.Rejected("exec_command", tools.ReasonNeverAsk) {
+	// Codex 0.169's words for it (observed side by side).
+	if got := lastOutput(t, m.request(t), "call_1"); got != tools.Rejected("exec_command", "`/bin/bash -c 'rm -rf build'` rejected: rm -f style commands are not permitted. Use a safer approach") {
 		t.Fatalf("model got %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "made")); err != nil {

@@ -93,7 +93,9 @@ func (tr *turn) execCommand(callID, raw string) string {
 	})
 	switch req.Decision {
 	case safety.Forbidden:
-		return tools.Rejected(tools.ExecCommand, req.Reason)
+		// Only a dangerous command is refused (under never), and Codex
+		// 0.169's only dangerous command is a forced rm.
+		return tools.Rejected(tools.ExecCommand, fmt.Sprintf("`%s` rejected: %s", x.command, tools.ReasonForcedRemoval))
 	case safety.Prompt:
 		if !tr.t.approvedForSession(argv) {
 			reason := ""

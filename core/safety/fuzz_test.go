@@ -42,3 +42,35 @@ func FuzzWords(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLooseCommands checks the lenient parser that looks for a dangerous
+// command in a script that is not plain: it never panics, gives no empty
+// command, and reads a plain script without backslashes as Words does.
+func FuzzLooseCommands(f *testing.F) {
+	for _, s := range []string{"rm -f x > out", "echo hi; rm -f $X 2>/dev/null", "a >&2 b", "(cd x && rm -rf y)", "echo 'rm -f' > n", "'", "\"a", "x\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		cmds := looseCommands(script)
+		for _, c := range cmds {
+			if len(c) == 0 {
+				t.Fatalf("empty command in %q", script)
+			}
+		}
+		if strings.Contains(script, "\\") {
+			return
+		}
+		plain, ok := Words(script)
+		if !ok {
+			return
+		}
+		if len(plain) != len(cmds) {
+			t.Fatalf("%q: loose %q, plain %q", script, cmds, plain)
+		}
+		for i := range plain {
+			if strings.Join(plain[i], "\x00") != strings.Join(cmds[i], "\x00") {
+				t.Fatalf("%q: loose %q, plain %q", script, cmds, plain)
+			}
+		}
+	})
+}

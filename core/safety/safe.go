@@ -153,8 +153,7 @@ func isSedPrint(arg string) bool {
 }
 
 // MightBeDangerous reports commands Codex never runs without asking
-// (command_might_be_dangerous): forced or recursive removal, and anything
-// run through sudo.
+// (command_might_be_dangerous).
 func MightBeDangerous(argv []string) bool {
 	cmds, _ := Commands(argv)
 	for _, c := range cmds {
@@ -165,25 +164,124 @@ func MightBeDangerous(argv []string) bool {
 	return false
 }
 
+// isDangerous reports a command Codex 0.169 puts to the user even in the
+// sandbox (observed one by one): rm with a force flag, also behind sudo,
+// env, or a nested shell's script (plain or not). A recursive rm is not,
+// nor sudo of anything else.
 func isDangerous(argv []string) bool {
-	if len(argv) == 0 {
-		return false
-	}
-	switch filepath.Base(argv[0]) {
-	case "sudo":
-		return true
-	case "rm":
-		for _, a := range argv[1:] {
-			if a == "--" {
-				break
+	for depth := 0; len(argv) > 0 && depth < 8; depth++ {
+		if script, ok := ShellScript(argv); ok {
+			cmds, plain := Words(script)
+			if !plain {
+				cmds = looseCommands(script)
 			}
-			if a == "--force" || a == "--recursive" {
-				return true
+			for _, c := range cmds {
+				if isDangerous(c) {
+					return true
+				}
 			}
-			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "fr") {
-				return true
+			return false
+		}
+		switch filepath.Base(argv[0]) {
+		case "rm":
+			return rmForces(argv[1:])
+		case "sudo":
+			argv = argv[1:]
+		case "env":
+			argv = argv[1:]
+			for len(argv) > 0 && (strings.HasPrefix(argv[0], "-") || strings.Contains(argv[0], "=")) {
+				argv = argv[1:]
 			}
+		default:
+			return false
 		}
 	}
 	return false
+}
+
+// rmForces reports an rm whose options (before "--") force the removal.
+func rmForces(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--force" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], "f") {
+			return true
+		}
+	}
+	return false
+}
+
+// looseCommands splits a script that is not plain into the words of each
+// command, leniently: quotes are honoured, redirections (and their
+// targets) dropped, and anything else (expansions, globs) kept as written.
+// It is only for spotting a dangerous command inside, as Codex does.
+func looseCommands(script string) [][]string {
+	var cmds [][]string
+	var cur []string
+	var word strings.Builder
+	inWord, quoted, skipNext := false, false, false
+	flushWord := func() {
+		if !inWord {
+			return
+		}
+		w, q := word.String(), quoted
+		word.Reset()
+		inWord, quoted = false, false
+		switch {
+		case skipNext:
+			skipNext = false
+		case !q && isRedirection(w):
+			// "> out" takes the next word; ">out" and "2>&1" do not.
+			skipNext = strings.TrimRight(w, "0123456789&<>|") == "" && !strings.HasSuffix(w, "&1") && !strings.HasSuffix(w, "&2")
+		default:
+			cur = append(cur, w)
+		}
+	}
+	flushCmd := func() {
+		flushWord()
+		skipNext = false
+		if len(cur) > 0 {
+			cmds = append(cmds, cur)
+		}
+		cur = nil
+	}
+	for i := 0; i < len(script); i++ {
+		c := script[i]
+		switch c {
+		case ' ', '\t':
+			flushWord()
+		case '\n', ';', '&', '|', '(', ')', '{', '}':
+			if c == '&' && inWord && strings.HasSuffix(word.String(), ">") {
+				word.WriteByte(c) // >&2
+				continue
+			}
+			flushCmd()
+		case '\'', '"':
+			j := strings.IndexByte(script[i+1:], c)
+			if j < 0 {
+				j = len(script) - i - 1
+			}
+			word.WriteString(script[i+1 : i+1+j])
+			inWord, quoted = true, true
+			i += j + 1
+		case '\\':
+			if i+1 < len(script) {
+				i++
+				word.WriteByte(script[i])
+				inWord, quoted = true, true
+			}
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	flushCmd()
+	return cmds
+}
+
+// isRedirection reports a word that redirects (>, >>, <, 2>, &>, >out...).
+func isRedirection(w string) bool {
+	w = strings.TrimLeft(w, "0123456789")
+	return strings.HasPrefix(w, ">") || strings.HasPrefix(w, "<") || strings.HasPrefix(w, "&>")
 }

@@ -88,7 +88,9 @@ func TestAssess(t *testing.T) {
 		{"never", Request{Argv: sh("touch x"), Policy: Never}, Allow, ""},
 		{"never dangerous", Request{Argv: sh("rm -rf build"), Policy: Never}, Forbidden, ""},
 		{"on-request dangerous", Request{Argv: sh("rm -rf build"), Policy: OnRequest}, Prompt, "rm -rf build"},
-		{"sudo", Request{Argv: sh("sudo ls"), Policy: OnFailure}, Prompt, "sudo ls"},
+		{"sudo", Request{Argv: sh("sudo ls"), Policy: OnFailure}, Allow, ""},
+		{"sudo rm -f", Request{Argv: sh("sudo rm -f x"), Policy: OnFailure}, Prompt, "sudo rm -f x"},
+		{"not plain", Request{Argv: sh("rm -f x > out"), Policy: OnRequest}, Prompt, "/bin/bash -lc rm -f x > out"},
 		// Granular decides as on-request (its flags are the caller's).
 		{"granular sandboxed", Request{Argv: sh("touch x"), Policy: Granular}, Allow, ""},
 		{"granular escalated", Request{Argv: sh("touch x"), Policy: Granular, Escalated: true}, Prompt, "touch x"},

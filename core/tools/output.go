@@ -109,6 +109,7 @@ const (
 	ReasonApprovalFailed  = "approval request failed"
 	ReasonNeverAsk        = "approval required by policy, but AskForApproval is set to Never"
 	ReasonGranularRules   = "approval required by policy rule, but AskForApproval::Granular.rules is false"
+	ReasonForcedRemoval   = "rm -f style commands are not permitted. Use a safer approach"
 	ReasonSandboxDenied   = "sandbox denied the command and the approval policy does not allow asking to run it unsandboxed"
 	PlanUpdatedOutput     = "Plan updated"
 	PatchRejectedByUser   = "patch rejected by user"
