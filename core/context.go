@@ -174,6 +174,8 @@ func permissionsText(s agent.Settings, codeMode bool) string {
 		b.WriteString("Approval policy: untrusted (`unless-trusted`). Apart from a short allowlist of safe commands that only read, every command is put to the user for approval before it runs.\n")
 	case agent.ApprovalOnFailure:
 		b.WriteString("Approval policy: on-failure. Commands run in the sandbox (when there is one); a command that fails there is put to the user, who may let it run again without the sandbox.\n")
+	case agent.ApprovalGranular:
+		b.WriteString(granularText(granularFlags(s)))
 	default:
 		b.WriteString(escalationText)
 	}
@@ -202,6 +204,22 @@ func sandboxText(p agent.SandboxPolicy) string {
 		return "The sandbox decides which files commands may read and write. `sandbox_mode` is `workspace-write`: commands may read any file and write in `cwd` and the `writable_roots`; writing anywhere else needs approval. Network access is " + net + "."
 	}
 	return "The sandbox decides which files commands may read and write. `sandbox_mode` is `read-only`: commands may only read files. Network access is " + net + "."
+}
+
+// granularText covers a granular policy: escalation as under on-request
+// when its sandbox approvals may reach the user, and which questions are
+// refused without being asked.
+func granularText(g agent.GranularApproval) string {
+	var b strings.Builder
+	if g.SandboxApproval {
+		b.WriteString(escalationText)
+	} else {
+		b.WriteString("Approval policy: granular, without sandbox approvals. Never set `sandbox_permissions`: a command that asks for escalation is refused, and so is a patch that writes outside the writable roots. A command the sandbox denied is not offered to run again without it.\n")
+	}
+	if !g.Rules {
+		b.WriteString("A command that a rule says to ask about is refused without asking.\n")
+	}
+	return b.String()
 }
 
 // escalationText covers on-request: how and when to ask to leave the

@@ -265,3 +265,31 @@ func TestNeverRefusesPatchesWithCodexsReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestGranularPermissionsText: the model is told what a granular policy
+// lets it ask for: escalation as under on-request only with
+// sandbox_approval; without rules, that a rule's question is refused.
+// Before, every granular policy got on-request's text.
+func TestGranularPermissionsText(t *testing.T) {
+	for _, c := range []struct {
+		g                    agent.GranularApproval
+		escalation, refusals bool
+	}{
+		{agent.GranularApproval{SandboxApproval: true, Rules: true}, true, false},
+		{agent.GranularApproval{SandboxApproval: true}, true, true},
+		{agent.GranularApproval{Rules: true}, false, false},
+		{agent.GranularApproval{}, false, true},
+	} {
+		g := c.g
+		text := permissionsText(agent.Settings{Approval: agent.ApprovalGranular, Granular: &g, Sandbox: agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite}}, false)
+		if got := strings.Contains(text, escalationText); got != c.escalation {
+			t.Errorf("%+v: escalation text %v, want %v:\n%s", g, got, c.escalation, text)
+		}
+		if got := strings.Contains(text, "Never set `sandbox_permissions`"); got == c.escalation {
+			t.Errorf("%+v: says never to escalate %v:\n%s", g, got, text)
+		}
+		if got := strings.Contains(text, "a rule says to ask about is refused"); got != c.refusals {
+			t.Errorf("%+v: rule refusals %v, want %v:\n%s", g, got, c.refusals, text)
+		}
+	}
+}
