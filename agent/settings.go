@@ -88,8 +88,8 @@ type Settings struct {
 type Environment struct {
 	ID  string
 	Cwd string
-	// RuntimeWorkspaceRoots are the environment's workspace roots; empty
-	// means Cwd.
+	// RuntimeWorkspaceRoots are the environment's workspace roots; nil
+	// means Cwd, empty (non-nil) none.
 	RuntimeWorkspaceRoots []string
 }
 

@@ -1,6 +1,7 @@
 package appserver
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,5 +150,84 @@ func TestEnvironmentCwdOutsideRoots(t *testing.T) {
 	}
 	if got := list(); len(got) != 9 {
 		t.Fatalf("thread/list: %v", got)
+	}
+}
+
+// thread/start reports an environment's paths as Codex 0.169 does: the
+// cwd and roots cleaned (a trailing separator kept, Windows paths with
+// backslashes and an upper-case drive), omitted roots the cwd, repeated
+// roots once; the answer's runtimeWorkspaceRoots and writableRoots fully
+// cleaned and POSIX only. Its refusals come in Codex's order: the path
+// syntax of every cwd and root first, then each environment's size,
+// duplicate and unknown id; the roots check of codexd's last.
+func TestEnvironmentPathsAsCodex(t *testing.T) {
+	_, url := envExecServer(t)
+	reg := envRegistry(t)
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
+	c := e.dial("A")
+	c.initialize(map[string]any{"experimentalApi": true})
+	env := func(id, cwd string, roots ...string) map[string]any {
+		m := map[string]any{"environmentId": id, "cwd": cwd}
+		if roots != nil {
+			m["runtimeWorkspaceRoots"] = roots
+		}
+		return m
+	}
+	long := "/" + strings.Repeat("a", 8191)
+	for _, tc := range []struct {
+		env        map[string]any
+		cwd        string
+		roots, top []string
+	}{
+		{env("r1", "/a/b/../c"), "/a/c", []string{"/a/c"}, []string{"/a/c"}},
+		{env("r1", "/a//b/./"), "/a/b/", []string{"/a/b/"}, []string{"/a/b"}},
+		{env("r1", "/../.."), "/", []string{"/"}, []string{"/"}},
+		{env("r1", "/a/x", "/a/b/.", "/a//s/", "/a/t/..", "/a/u/../v/"), "/a/x", []string{"/a/b", "/a/s/", "/a", "/a/v/"}, []string{"/a/b", "/a/s", "/a", "/a/v"}},
+		{env("r1", "/a/x", "/a", "/a/", "/a/."), "/a/x", []string{"/a", "/a/"}, []string{"/a", "/a"}},
+		{env("r1", "/a/x", []string{}...), "/a/x", []string{}, []string{}},
+		{env("r1", `c:/w/./x`), `C:\w\x`, []string{`C:\w\x`}, []string{}},
+		{env("r1", `C:\w\..\x\`), `C:\x\`, []string{`C:\x\`}, []string{}},
+		{env("r1", `c:\`), `C:\`, []string{`C:\`}, []string{}},
+		{env("r1", "//a/b"), `\\a\b`, []string{`\\a\b`}, []string{}},
+		{env("r1", `\\srv\share\x`), `\\srv\share\x`, []string{`\\srv\share\x`}, []string{}},
+		{env("r1", long), long, []string{long}, []string{long}},
+	} {
+		m := c.call("thread/start", map[string]any{"environments": []map[string]any{tc.env}})
+		got := envsOf(t, m, "/thread/environments")
+		if len(got) != 1 || got[0].Cwd != tc.cwd || !slices.Equal(got[0].RuntimeWorkspaceRoots, tc.roots) {
+			t.Errorf("%v: reported %+v, want cwd %s roots %q", tc.env, got, tc.cwd, tc.roots)
+		}
+		var top, writable []string
+		if err := pointer(m.Result, "/runtimeWorkspaceRoots", &top); err != nil || !slices.Equal(top, tc.top) {
+			t.Errorf("%v: runtimeWorkspaceRoots %q (%v), want %q", tc.env, top, err, tc.top)
+		}
+		if err := pointer(m.Result, "/sandbox/writableRoots", &writable); err != nil || !slices.Equal(writable[:len(slices.Compact(slices.Clone(tc.top)))], slices.Compact(slices.Clone(tc.top))) {
+			t.Errorf("%v: writableRoots %q (%v), want %q first", tc.env, writable, err, tc.top)
+		}
+	}
+	syntax := func(what, id, p string) string {
+		return "invalid " + what + " for environment `" + id + "`: path `" + p + "` does not use absolute POSIX or Windows path syntax"
+	}
+	for _, tc := range []struct {
+		envs []map[string]any
+		msg  string
+	}{
+		{[]map[string]any{env("nope", "rel")}, syntax("cwd", "nope", "rel")},
+		{[]map[string]any{env("r1", "/", "rel"), env("nope", "/")}, syntax("runtime workspace root", "r1", "rel")},
+		{[]map[string]any{env("r1", "/"), env("r1", "rel")}, syntax("cwd", "r1", "rel")},
+		{[]map[string]any{env("r1", "//a")}, syntax("cwd", "r1", "//a")},
+		{[]map[string]any{env("r1", "///a")}, syntax("cwd", "r1", "///a")},
+		{[]map[string]any{env("r1", "//")}, syntax("cwd", "r1", "//")},
+		{[]map[string]any{env("r1", "/", "//a/")}, syntax("runtime workspace root", "r1", "//a/")},
+		{[]map[string]any{env("nope", long+"a")}, "turn environment working directory exceeds the maximum size"},
+		{[]map[string]any{env("r1", "/x", "/y"), env("nope", "/")}, "unknown turn environment id `nope`"},
+		{[]map[string]any{env("r1", "/x", "/y"), env("r1", "/")}, "duplicate turn environment id `r1`"},
+	} {
+		if err := c.callErr("thread/start", map[string]any{"environments": tc.envs}); err.Code != -32600 || err.Message != tc.msg {
+			t.Errorf("thread/start %v: %d %s, want -32600 %s", tc.envs, err.Code, err.Message, tc.msg)
+		}
 	}
 }

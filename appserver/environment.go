@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -77,9 +75,11 @@ func (s *Server) environmentInfo(ctx context.Context, _ *call, p appproto.Enviro
 // environmentsOverride reads the environments member of thread/start or
 // turn/start: absent or null keeps the thread's (nil), [] selects none,
 // otherwise the first is the turn's current environment. It refuses, as
-// Codex 0.169 does and before anything is recorded, an unknown or repeated
-// id and a cwd that is not absolute, and (as Codex does not) a cwd outside
-// the environment's runtime workspace roots (checkEnvironmentCwd).
+// Codex 0.169 does, in its order and before anything is recorded: a cwd
+// or root that is not absolute (environmentPaths, over all of them), then
+// for each environment a cwd past Codex's size, a repeated id and an
+// unknown one; then, as Codex does not, a cwd outside the environment's
+// runtime workspace roots (checkEnvironmentCwd).
 func (s *Server) environmentsOverride(raw jsontext.Value) (*[]agent.Environment, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -88,27 +88,27 @@ func (s *Server) environmentsOverride(raw jsontext.Value) (*[]agent.Environment,
 	if err := json.Unmarshal(raw, &ps); err != nil {
 		return nil, invalidRequest("Invalid request: " + err.Error())
 	}
-	envs := make([]agent.Environment, 0, len(ps))
+	envs, err := environmentPaths(ps)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
-	for _, p := range ps {
-		if !s.hasEnvironment(p.EnvironmentID) {
-			return nil, invalidRequest(fmt.Sprintf("unknown turn environment id `%s`", p.EnvironmentID))
+	for _, e := range envs {
+		if len(e.Cwd) > maxEnvCwdBytes {
+			return nil, invalidRequest("turn environment working directory exceeds the maximum size")
 		}
-		if seen[p.EnvironmentID] {
-			return nil, invalidRequest(fmt.Sprintf("duplicate turn environment id `%s`", p.EnvironmentID))
+		if seen[e.ID] {
+			return nil, invalidRequest(fmt.Sprintf("duplicate turn environment id `%s`", e.ID))
 		}
-		seen[p.EnvironmentID] = true
-		if !path.IsAbs(p.Cwd) && !windowsAbs(p.Cwd) {
-			return nil, invalidRequest(fmt.Sprintf("invalid cwd for environment `%s`: path `%s` does not use absolute POSIX or Windows path syntax", p.EnvironmentID, p.Cwd))
+		seen[e.ID] = true
+		if !s.hasEnvironment(e.ID) {
+			return nil, invalidRequest(fmt.Sprintf("unknown turn environment id `%s`", e.ID))
 		}
-		e := agent.Environment{ID: p.EnvironmentID, Cwd: p.Cwd}
-		if p.RuntimeWorkspaceRoots != nil {
-			e.RuntimeWorkspaceRoots = append([]string{}, (*p.RuntimeWorkspaceRoots)...)
-		}
-		if err := checkEnvironmentCwd(e.ID, e.Cwd, e.RuntimeWorkspaceRoots); err != nil {
+	}
+	for i, e := range envs {
+		if err := checkEnvironmentCwd(e, ps[i].Cwd); err != nil {
 			return nil, err
 		}
-		envs = append(envs, e)
 	}
 	return &envs, nil
 }
@@ -117,11 +117,6 @@ func (s *Server) environmentsOverride(raw jsontext.Value) (*[]agent.Environment,
 // only (the core's exec-server).
 func (s *Server) hasEnvironment(id string) bool {
 	return s.envs.Has(id) || (s.ownEnvs && id == environment.LocalID)
-}
-
-func windowsAbs(p string) bool {
-	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
-		(p[0] >= 'a' && p[0] <= 'z' || p[0] >= 'A' && p[0] <= 'Z') || strings.HasPrefix(p, `\\`)
 }
 
 // environments is what a loaded thread reports: its environments, or
@@ -133,7 +128,7 @@ func environments(st agent.Settings) []appproto.ThreadEnvironment {
 	out := make([]appproto.ThreadEnvironment, 0, len(st.Environments))
 	for _, e := range st.Environments {
 		roots := e.RuntimeWorkspaceRoots
-		if len(roots) == 0 {
+		if roots == nil { // kept before roots were: the cwd
 			roots = []string{e.Cwd}
 		}
 		out = append(out, appproto.ThreadEnvironment{EnvironmentID: e.ID, Cwd: e.Cwd, RuntimeWorkspaceRoots: roots})
@@ -142,10 +137,11 @@ func environments(st agent.Settings) []appproto.ThreadEnvironment {
 }
 
 // runtimeRoots are the runtime workspace roots a thread/start answer
-// reports: the current environment's (none without an environment).
+// reports: the current environment's POSIX ones, cleaned, as Codex 0.169
+// lists them (none without an environment).
 func runtimeRoots(st agent.Settings) []string {
 	if envs := environments(st); len(envs) > 0 {
-		return envs[0].RuntimeWorkspaceRoots
+		return posixRoots(envs[0].RuntimeWorkspaceRoots)
 	}
 	return []string{}
 }
