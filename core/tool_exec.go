@@ -53,7 +53,7 @@ func (tr *turn) execCommand(callID, raw string) string {
 		return tools.PatchVerifyFailedText + err.Error()
 	}
 	if inv != nil {
-		return tr.applyInvocation(callID, inv, cwd)
+		return shellPatchOutput(tr.applyInvocation(callID, inv, cwd))
 	}
 
 	x := &execCall{

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,12 +123,29 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 			tr.diff.record(plan, we.Written)
 			tr.emit(agent.TurnDiff{Diff: tr.diff.unified()})
 		}
-		return fmt.Sprintf("Exit code: 1\nWall time: %.1f seconds\nOutput:\n%s\n", time.Since(start).Seconds(), err.Error())
+		return fmt.Sprintf("Exit code: 1\nWall time: %s seconds\nOutput:\n%s\n", patchWallTime(time.Since(start)), err.Error())
 	}
 	tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusCompleted)})
 	tr.diff.record(plan, nil)
 	tr.emit(agent.TurnDiff{Diff: tr.diff.unified()})
-	return fmt.Sprintf("Exit code: 0\nWall time: %.1f seconds\nOutput:\n%s", time.Since(start).Seconds(), res.Summary())
+	return fmt.Sprintf("Exit code: 0\nWall time: %s seconds\nOutput:\n%s", patchWallTime(time.Since(start)), res.Summary())
+}
+
+// patchWallTime is a patch's wall time as Codex prints it: seconds to a
+// tenth, without a trailing ".0" ("0", "0.1", "2").
+func patchWallTime(d time.Duration) string {
+	return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64)
+}
+
+// shellPatchOutput is what exec_command answers for a patch sent through
+// the shell: one that was applied inside exec_command's own header, as
+// Codex 0.169 sends it (a wall time of nothing, then the patch's output);
+// one refused or failed as it is.
+func shellPatchOutput(out string) string {
+	if strings.HasPrefix(out, "Exit code: 0\n") {
+		return "Wall time: 0.0000 seconds\nOutput:\n" + out
+	}
+	return out
 }
 
 // patchConflictText is what the model reads when an approved patch could
