@@ -23,17 +23,18 @@ import (
 //
 // It is a draft-07 schema of few keywords: type (one name), enum (of
 // strings), format (an integer's Rust type, or "double"), $ref (alone),
-// properties, required, additionalProperties, items (one schema), anyOf
-// and oneOf (alone). checkSchema, below, validates against exactly that
+// properties, required, additionalProperties, maxProperties, items (one
+// schema), anyOf and oneOf (alone). checkSchema, below, validates against exactly that
 // subset; loadCodexSchema refuses a schema that uses anything else.
 //
 //go:embed codex_config.schema.json
 var codexConfigSchema []byte
 
 var (
-	codexSchemaOnce sync.Once
-	codexSchema     *schemaNode
-	codexSchemaDoc  any // the schema as JSON, for the messages' wording
+	codexSchemaOnce  sync.Once
+	codexSchema      *schemaNode
+	codexSchemaByURL map[string]*schemaNode
+	codexSchemaDoc   any // the schema as JSON, for the messages' wording
 )
 
 // intRanges are the integer formats of the schema, by Rust type.
@@ -60,6 +61,7 @@ type schemaNode struct {
 	props    map[string]*schemaNode
 	addl     *schemaNode // additionalProperties (true is nil, as is absent)
 	required []string
+	maxProps int // 0 for none
 	items    *schemaNode
 	anyOf    []*schemaNode
 	oneOf    []*schemaNode
@@ -77,7 +79,7 @@ func loadCodexSchema() {
 	if err != nil {
 		panic("config: the embedded Codex config schema: " + err.Error())
 	}
-	codexSchema, codexSchemaDoc = root, doc
+	codexSchema, codexSchemaByURL, codexSchemaDoc = root, byURL, doc
 }
 
 type schemaError string
@@ -154,6 +156,11 @@ func compileSchema(doc, x any, url string, byURL map[string]*schemaNode) (*schem
 				continue
 			}
 			n.addl, err = sub(kw, v)
+		case "maxProperties":
+			f, _ := v.(float64)
+			if n.maxProps = int(f); n.maxProps < 1 {
+				return nil, schemaError(url + ": maxProperties below 1")
+			}
 		case "items":
 			n.items, err = sub(kw, v)
 		case "anyOf", "oneOf":
@@ -196,6 +203,7 @@ const (
 	failEnum                     // not one of the enum's strings
 	failFormat                   // an integer out of its Rust type's range
 	failRequired                 // a required key is missing (want)
+	failMaxProps                 // more keys than maxProperties
 	failAnyOf                    // no branch matched (causes)
 	failOneOf                    // no branch matched (causes), or two did (none)
 )
@@ -209,13 +217,14 @@ type failure struct {
 	at     []string
 	kind   failKind
 	want   string // failFormat: the format; failRequired: the first missing key
+	v      any    // the value that failed
 	causes []*failure
 }
 
 // checkSchema validates value v, at at in the document, against n.
 func checkSchema(n *schemaNode, v any, at []string) *failure {
 	fail := func(k failKind, want string) *failure {
-		return &failure{url: n.url, at: slices.Clone(at), kind: k, want: want}
+		return &failure{url: n.url, at: slices.Clone(at), kind: k, want: want, v: v}
 	}
 	if f, isFloat := v.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
 		return fail(failInvalid, "")
@@ -255,6 +264,9 @@ func checkSchema(n *schemaNode, v any, at []string) *failure {
 	}
 	switch x := v.(type) {
 	case map[string]any:
+		if n.maxProps > 0 && len(x) > n.maxProps {
+			add(fail(failMaxProps, ""))
+		}
 		for _, r := range n.required {
 			if _, has := x[r]; !has {
 				add(fail(failRequired, r))

@@ -31,13 +31,8 @@ func CodexTypeErrors(doc map[string]any) []TypeError {
 		return nil
 	}
 	var found []problem
-	collect(f, inst, &found)
-	sort.SliceStable(found, func(i, j int) bool { return lessPath(found[i].at, found[j].at) })
-	out := make([]TypeError, 0, len(found))
-	for _, p := range found {
-		out = append(out, TypeError{At: p.at, Msg: p.msg + "\nin `" + serdePath(p.at) + "`\n"})
-	}
-	return out
+	collect(f, &found)
+	return typeErrors(found)
 }
 
 // CheckCodexTypes is the message of the first of CodexTypeErrors in key
@@ -88,54 +83,82 @@ func FirstTypeError(errs []TypeError, keys [][]string) (TypeError, bool) {
 }
 
 type problem struct {
-	at  []string
-	msg string
+	at      []string
+	msg     string
+	missing bool // a struct's missing key
+}
+
+// typeErrors are the problems found as TypeErrors, in key order. A
+// struct's missing key is left out when a value inside the struct is
+// wrong: serde meets that value while reading the struct, before it looks
+// for the keys that were not there (Codex 0.169 names sandbox_approval's
+// type in {granular = {sandbox_approval = "x"}}, not the missing rules).
+func typeErrors(found []problem) []TypeError {
+	sort.SliceStable(found, func(i, j int) bool { return lessPath(found[i].at, found[j].at) })
+	out := make([]TypeError, 0, len(found))
+	for i, p := range found {
+		if p.missing && slices.ContainsFunc(found[i+1:], func(q problem) bool {
+			return len(q.at) > len(p.at) && slices.Equal(q.at[:len(p.at)], p.at)
+		}) {
+			continue
+		}
+		out = append(out, TypeError{At: p.at, Msg: p.msg + "\nin `" + serdePath(p.at) + "`\n"})
+	}
+	return out
 }
 
 // collect gathers serde's message for each failure of the tree below f.
-func collect(f *failure, inst any, out *[]problem) {
+func collect(f *failure, out *[]problem) {
 	node := schemaAt(f.url)
-	v := valueAtPath(inst, f.at)
+	v := f.v
 	switch f.kind {
 	case failType:
 		if _, isEnum := node["enum"]; isEnum {
-			*out = append(*out, problem{f.at, enumMessage(v, nil)})
+			if m, isMap := v.(map[string]any); isMap {
+				enumTable(f.url, f.at, node, m, out)
+				return
+			}
+			*out = append(*out, problem{at: f.at, msg: enumMessage(v, nil)})
 			return
 		}
-		*out = append(*out, problem{f.at, "invalid type: " + serdeKind(v) + ", expected " + expectation(f.url, node)})
+		*out = append(*out, problem{at: f.at, msg: "invalid type: " + serdeKind(v) + ", expected " + expectation(f.url, node)})
 		return
 	case failFormat:
 		if r, ok := intRanges[f.want]; ok {
-			*out = append(*out, problem{f.at, fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust)})
+			*out = append(*out, problem{at: f.at, msg: fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust)})
 		}
 		return
 	case failEnum:
-		*out = append(*out, problem{f.at, enumMessage(v, enumVariants(node))})
+		*out = append(*out, problem{at: f.at, msg: enumMessage(v, enumVariants(node))})
 		return
 	case failRequired:
-		*out = append(*out, problem{f.at, "missing field `" + f.want + "`"})
+		*out = append(*out, problem{at: f.at, msg: "missing field `" + f.want + "`", missing: true})
 		return
 	case failOneOf, failAnyOf:
 		if tags := internalTags(node); tags != nil {
-			internallyTagged(f, inst, v, tags, out)
+			internallyTagged(f, v, tags, out)
 			return
 		}
 		if vs := enumVariants(node); vs != nil {
 			// A Rust enum of named variants, which schemars writes as
 			// one branch per variant.
-			*out = append(*out, problem{f.at, enumMessage(v, vs)})
+			if m, isMap := v.(map[string]any); isMap {
+				enumTable(f.url, f.at, node, m, out)
+				return
+			}
+			*out = append(*out, problem{at: f.at, msg: enumMessage(v, vs)})
 			return
 		}
 		name := rustName(f.url)
 		if exp, ok := untaggedExpectations[name]; ok {
-			*out = append(*out, problem{f.at, "invalid type: " + serdeKind(v) + ", expected " + exp})
+			*out = append(*out, problem{at: f.at, msg: "invalid type: " + serdeKind(v) + ", expected " + exp})
 			return
 		}
-		*out = append(*out, problem{f.at, "data did not match any variant of untagged enum " + name})
+		*out = append(*out, problem{at: f.at, msg: "data did not match any variant of untagged enum " + name})
 		return
 	}
 	for _, c := range f.causes {
-		collect(c, inst, out)
+		collect(c, out)
 	}
 }
 
@@ -170,25 +193,25 @@ func internalTags(node map[string]any) []string {
 // serde does: the value must be a table, its "type" a known tag, and then
 // the tagged variant's own errors count, every one (Codex 0.169 names a
 // hook handler's wrongly typed key, `{type = "command", command = 5}`).
-func internallyTagged(f *failure, inst, v any, tags []string, out *[]problem) {
+func internallyTagged(f *failure, v any, tags []string, out *[]problem) {
 	m, isMap := v.(map[string]any)
 	if !isMap {
-		*out = append(*out, problem{f.at, "invalid type: " + serdeKind(v) + ", expected internally tagged enum " + rustName(f.url)})
+		*out = append(*out, problem{at: f.at, msg: "invalid type: " + serdeKind(v) + ", expected internally tagged enum " + rustName(f.url)})
 		return
 	}
 	tag, isStr := m["type"].(string)
 	if _, has := m["type"]; !has {
-		*out = append(*out, problem{f.at, "missing field `type`"})
+		*out = append(*out, problem{at: f.at, msg: "missing field `type`"})
 		return
 	}
 	at := append(append([]string(nil), f.at...), "type")
 	i := slices.Index(tags, tag)
 	if !isStr || i < 0 {
-		*out = append(*out, problem{at, enumMessage(m["type"], tags)})
+		*out = append(*out, problem{at: at, msg: enumMessage(m["type"], tags)})
 		return
 	}
 	if len(f.causes) == len(tags) { // no branch matched: one failure each
-		collect(f.causes[i], inst, out)
+		collect(f.causes[i], out)
 	}
 }
 
@@ -312,22 +335,16 @@ func pointerIn(doc any, url string) any {
 	return cur
 }
 
-func valueAtPath(v any, path []string) any {
-	for _, p := range path {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[p]
-		case []any:
-			i, _ := strconv.Atoi(p)
-			if i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
+// cutPath is whether Codex names a table above the value at at, not
+// the value's own path (see cutPaths).
+func cutPath(at []string) bool {
+	var keys []string
+	for _, p := range at {
+		if _, err := strconv.Atoi(p); err != nil {
+			keys = append(keys, p)
 		}
 	}
-	return v
+	return serdePath(at) != strings.Join(keys, ".")
 }
 
 // serdePath is a value's path as Codex names it: the keys, dot-joined,

@@ -25,7 +25,8 @@ import (
 // at every start of the binary) and the error tree it gives, worded by
 // the same rules (with checkSchema's two corrections: a float is no
 // integer, and every failure of an internally tagged enum's variant
-// counts). TestCheckSchemaIsTheOracle holds checkSchema to it.
+// counts; a table for an enum is worded by the same enumTable, whose
+// check of a variant's data is checkSchema's). TestCheckSchemaIsTheOracle holds checkSchema to it.
 
 var (
 	oracleOnce   sync.Once
@@ -75,12 +76,7 @@ func oracleTypeErrors(t *testing.T, doc map[string]any) []TypeError {
 	}
 	var found []problem
 	oracleCollect(ve, inst, &found)
-	sort.SliceStable(found, func(i, j int) bool { return lessPath(found[i].at, found[j].at) })
-	out := make([]TypeError, 0, len(found))
-	for _, p := range found {
-		out = append(out, TypeError{At: p.at, Msg: p.msg + "\nin `" + serdePath(p.at) + "`\n"})
-	}
-	return out
+	return typeErrors(found)
 }
 
 // floatsAsFloats is v with each float without a fraction (2.0) given a
@@ -114,24 +110,28 @@ func oracleCollect(e *jsonschema.ValidationError, inst any, out *[]problem) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Type:
 		if _, isEnum := node["enum"]; isEnum {
-			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, nil)})
+			if m, isMap := v.(map[string]any); isMap {
+				enumTable(e.SchemaURL, e.InstanceLocation, node, m, out)
+				return
+			}
+			*out = append(*out, problem{at: e.InstanceLocation, msg: enumMessage(v, nil)})
 			return
 		}
-		*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected " + expectation(e.SchemaURL, node)})
+		*out = append(*out, problem{at: e.InstanceLocation, msg: "invalid type: " + serdeKind(v) + ", expected " + expectation(e.SchemaURL, node)})
 		return
 	case *kind.Format:
 		if r, ok := intRanges[k.Want]; ok {
-			*out = append(*out, problem{e.InstanceLocation, fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust)})
+			*out = append(*out, problem{at: e.InstanceLocation, msg: fmt.Sprintf("invalid value: integer `%v`, expected %s", v, r.rust)})
 		}
 		return
 	case *kind.Enum:
-		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, enumVariants(node))})
+		*out = append(*out, problem{at: e.InstanceLocation, msg: enumMessage(v, enumVariants(node))})
 		return
 	case *kind.Const:
-		*out = append(*out, problem{e.InstanceLocation, enumMessage(v, []string{fmt.Sprint(k.Want)})})
+		*out = append(*out, problem{at: e.InstanceLocation, msg: enumMessage(v, []string{fmt.Sprint(k.Want)})})
 		return
 	case *kind.Required:
-		*out = append(*out, problem{e.InstanceLocation, "missing field `" + k.Missing[0] + "`"})
+		*out = append(*out, problem{at: e.InstanceLocation, msg: "missing field `" + k.Missing[0] + "`", missing: true})
 		return
 	case *kind.OneOf, *kind.AnyOf:
 		if tags := internalTags(node); tags != nil {
@@ -139,15 +139,19 @@ func oracleCollect(e *jsonschema.ValidationError, inst any, out *[]problem) {
 			return
 		}
 		if vs := enumVariants(node); vs != nil {
-			*out = append(*out, problem{e.InstanceLocation, enumMessage(v, vs)})
+			if m, isMap := v.(map[string]any); isMap {
+				enumTable(e.SchemaURL, e.InstanceLocation, node, m, out)
+				return
+			}
+			*out = append(*out, problem{at: e.InstanceLocation, msg: enumMessage(v, vs)})
 			return
 		}
 		name := rustName(e.SchemaURL)
 		if exp, ok := untaggedExpectations[name]; ok {
-			*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected " + exp})
+			*out = append(*out, problem{at: e.InstanceLocation, msg: "invalid type: " + serdeKind(v) + ", expected " + exp})
 			return
 		}
-		*out = append(*out, problem{e.InstanceLocation, "data did not match any variant of untagged enum " + name})
+		*out = append(*out, problem{at: e.InstanceLocation, msg: "data did not match any variant of untagged enum " + name})
 		return
 	}
 	for _, c := range e.Causes {
@@ -158,18 +162,18 @@ func oracleCollect(e *jsonschema.ValidationError, inst any, out *[]problem) {
 func oracleInternallyTagged(e *jsonschema.ValidationError, inst, v any, tags []string, out *[]problem) {
 	m, isMap := v.(map[string]any)
 	if !isMap {
-		*out = append(*out, problem{e.InstanceLocation, "invalid type: " + serdeKind(v) + ", expected internally tagged enum " + rustName(e.SchemaURL)})
+		*out = append(*out, problem{at: e.InstanceLocation, msg: "invalid type: " + serdeKind(v) + ", expected internally tagged enum " + rustName(e.SchemaURL)})
 		return
 	}
 	tag, isStr := m["type"].(string)
 	if _, has := m["type"]; !has {
-		*out = append(*out, problem{e.InstanceLocation, "missing field `type`"})
+		*out = append(*out, problem{at: e.InstanceLocation, msg: "missing field `type`"})
 		return
 	}
 	at := append(append([]string(nil), e.InstanceLocation...), "type")
 	i := slices.Index(tags, tag)
 	if !isStr || i < 0 {
-		*out = append(*out, problem{at, enumMessage(m["type"], tags)})
+		*out = append(*out, problem{at: at, msg: enumMessage(m["type"], tags)})
 		return
 	}
 	if len(e.Causes) == len(tags) {
@@ -354,4 +358,21 @@ func FuzzCheckSchemaIsTheOracle(f *testing.F) {
 			t.Fatalf("%q:\n got %q\nwant %q", s, got, want)
 		}
 	})
+}
+func valueAtPath(v any, path []string) any {
+	for _, p := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[p]
+		case []any:
+			i, _ := strconv.Atoi(p)
+			if i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
