@@ -158,14 +158,58 @@ func checkRequestConfig(rc *requestConfig, use configUse) error {
 	if rc == nil {
 		return nil
 	}
+	if f, ok := rc.doc["features"]; ok {
+		if _, isMap := f.(map[string]any); !isMap {
+			// serde's name for Codex's [features] type when it loads them.
+			return invalidRequest("failed to load configuration: invalid type: " + serdeKindOf(f) + ", expected struct FeaturesToml\nin `features`\n")
+		}
+	}
+	if msg := approvalTableError(rc.doc["approval_policy"]); msg != "" {
+		return invalidRequest("failed to load configuration: " + msg + "\nin `approval_policy`\n")
+	}
 	if msg := configTypeError(rc.doc, nil); msg != "" {
 		return invalidRequest("failed to load configuration: " + msg)
+	}
+	if p := rc.str("profile"); p != nil {
+		return invalidRequest(fmt.Sprintf("failed to load configuration: legacy `profile = %q` config is no longer supported; use `--profile %s` with `%s.config.toml` instead", *p, *p, *p))
+	}
+	if m := rc.str("model"); m != nil && *m == "" {
+		return invalidRequest("No models are available. Set `model` explicitly or check your model catalog configuration.")
 	}
 	if a := rc.str("approval_policy"); a != nil && *a == appproto.ApprovalUntrusted && use != configResume {
 		return invalidRequest(`failed to load configuration: approval_policy = "untrusted" is no longer supported; remove this setting`)
 	}
 	return nil
 }
+
+// approvalTableError is serde's message, as Codex 0.169 loads a config,
+// for an approval_policy given as a table of one key (the enum's
+// externally tagged form): a name that is no variant, or a granular table
+// that lacks one of its required flags; "" otherwise.
+func approvalTableError(v any) string {
+	t, ok := v.(map[string]any)
+	if !ok || len(t) != 1 {
+		return ""
+	}
+	for name, inner := range t {
+		if !slices.Contains(approvalVariants, name) {
+			return fmt.Sprintf("unknown variant `%s`, expected one of `%s`", name, strings.Join(approvalVariants, "`, `"))
+		}
+		g, ok := inner.(map[string]any)
+		if name != "granular" || !ok {
+			return ""
+		}
+		for _, f := range []string{"sandbox_approval", "rules", "mcp_elicitations"} {
+			if _, ok := g[f]; !ok {
+				return "missing field `" + f + "`"
+			}
+		}
+	}
+	return ""
+}
+
+// approvalVariants are the names of Codex's AskForApproval, in its order.
+var approvalVariants = []string{"untrusted", "on-failure", "on-request", "granular", "never"}
 
 // checkProvider refuses a provider that is not configured, as Codex's
 // configuration load does (a thread/resume, resume, answers as Codex's
@@ -216,13 +260,60 @@ func applyRequestConfig(r *overrideReq, rc *requestConfig, use configUse) {
 	set(&r.serviceTier, "service_tier")
 	// A fork keeps its source's approval policy over the config's (Codex
 	// 0.169 answered so), though not over the request's approvalPolicy.
-	if v := rc.str("approval_policy"); v != nil && r.approval == nil && use != configFork {
-		a := appproto.Approval(*v)
-		r.approval = &a
+	if r.approval == nil && use != configFork {
+		if v := rc.str("approval_policy"); v != nil {
+			a := appproto.Approval(*v)
+			r.approval = &a
+		} else if t, ok := rc.doc["approval_policy"].(map[string]any); ok {
+			if g, ok := t["granular"].(map[string]any); ok {
+				r.approval = &appproto.AskForApproval{Granular: mustJSON(g)}
+			}
+		}
 	}
 	if v := rc.str("sandbox_mode"); v != nil && r.sandboxMode == nil && r.sandboxPolicy == nil && r.permissions == nil {
 		r.sandboxMode = v
 	}
+}
+
+// applyWorkspaceTable lays the config's [sandbox_workspace_write] over the
+// configuration's, for a thread whose sandbox mode (the request's, else
+// the configuration's) is workspace-write; it comes after the config and
+// config writes are applied.
+func (s *Server) applyWorkspaceTable(r *overrideReq, rc *requestConfig) {
+	if rc == nil || r.permissions != nil || r.sandboxPolicy != nil {
+		return
+	}
+	t, ok := rc.doc["sandbox_workspace_write"].(map[string]any)
+	if !ok {
+		return
+	}
+	d := s.core.Config().Sandbox
+	mode := string(d.Mode)
+	if r.sandboxMode != nil {
+		mode = *r.sandboxMode
+	}
+	if mode != string(agent.SandboxWorkspaceWrite) {
+		return
+	}
+	p := appproto.SandboxPolicy{Type: appproto.SandboxWorkspaceWrite, WritableRoots: slices.Clone(d.WritableRoots),
+		NetworkAccess: d.NetworkAccess, ExcludeTmpdirEnvVar: d.ExcludeTmpdirEnvVar, ExcludeSlashTmp: d.ExcludeSlashTmp}
+	flag := func(dst *bool, key string) {
+		if v, ok := t[key].(bool); ok {
+			*dst = v
+		}
+	}
+	flag(&p.NetworkAccess, "network_access")
+	flag(&p.ExcludeTmpdirEnvVar, "exclude_tmpdir_env_var")
+	flag(&p.ExcludeSlashTmp, "exclude_slash_tmp")
+	if roots, ok := t["writable_roots"].([]any); ok {
+		p.WritableRoots = []string{}
+		for _, v := range roots {
+			if s, ok := v.(string); ok {
+				p.WritableRoots = append(p.WritableRoots, s)
+			}
+		}
+	}
+	r.sandboxPolicy, r.sandboxMode = &p, nil
 }
 
 // namesModel reports whether a thread/resume's config counts, for Codex

@@ -1,10 +1,16 @@
 package appserver
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/codexd/codexd/agent"
+	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
+	"github.com/codexd/codexd/jsonrpc"
 )
 
 // The `config` member of thread/resume and thread/fork, as Codex 0.169
@@ -170,13 +176,9 @@ func TestResumeOfUnsubscribedThreadReloads(t *testing.T) {
 	if got := statuses(other)[before:]; strings.Join(got, " ") != "notLoaded idle" {
 		t.Fatalf("resume of a cached thread: statuses %v, want notLoaded idle", got)
 	}
-	warned := false
-	for _, m := range c.logged() {
-		warned = warned || m.Method == "warning" && strings.Contains(string(m.Params), "recorded with model `mock-model` but is resuming with `other-model`")
-	}
-	if !warned {
-		t.Fatal("resume of a cached thread with another model: no warning")
-	}
+	c.next("the warning of a cached thread resumed with another model", func(m *wmsg) bool {
+		return m.Method == "warning" && strings.Contains(string(m.Params), "recorded with model `mock-model` but is resuming with `other-model`")
+	})
 
 	// Subscribed elsewhere: the request's settings are not applied.
 	resume(other, map[string]any{})
@@ -184,4 +186,106 @@ func TestResumeOfUnsubscribedThreadReloads(t *testing.T) {
 	if r := resume(c, map[string]any{"model": "mock-model", "config": map[string]any{"model_reasoning_effort": "low"}}); r.Model != "other-model" || r.ReasoningEffort != nil {
 		t.Fatalf("resume of a thread subscribed elsewhere: model %q effort %v; want other-model, none", r.Model, r.ReasoningEffort)
 	}
+}
+
+// The keys of a thread/start config Codex 0.169 treats apart: a granular
+// approval_policy table, a [sandbox_workspace_write] table (for a
+// workspace-write thread only), the legacy profile key, an empty model, a
+// [features] that is not a table, and approval_policy tables that are not
+// one of its variants.
+func TestThreadStartConfigTables(t *testing.T) {
+	e := newRealEnv(t, t.TempDir(), t.TempDir())
+	c := e.dial("a")
+	c.initialize(nil)
+	start := func(cfg map[string]any, extra ...any) appproto.ThreadStartResponse {
+		t.Helper()
+		params := map[string]any{"config": cfg}
+		for i := 0; i+1 < len(extra); i += 2 {
+			params[extra[i].(string)] = extra[i+1]
+		}
+		var r appproto.ThreadStartResponse
+		if err := pointer(c.call(appproto.MethodThreadStart, params).Result, "", &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := start(map[string]any{"approval_policy": map[string]any{"granular": map[string]any{"sandbox_approval": true, "rules": false, "mcp_elicitations": false}}})
+	if g, err := granularFlags(r.ApprovalPolicy.Granular); err != nil ||
+		*g != (agent.GranularApproval{SandboxApproval: true}) {
+		t.Fatalf("granular approval from config: %s (%v)", r.ApprovalPolicy.Granular, err)
+	}
+	r = start(map[string]any{"sandbox_workspace_write": map[string]any{"network_access": true}, "sandbox_workspace_write.exclude_slash_tmp": true},
+		"sandbox", "workspace-write")
+	if r.Sandbox.Type != appproto.SandboxWorkspaceWrite || !r.Sandbox.NetworkAccess || !r.Sandbox.ExcludeSlashTmp || r.Sandbox.ExcludeTmpdirEnvVar {
+		t.Fatalf("workspace-write with the config's table: %+v", r.Sandbox)
+	}
+	r = start(map[string]any{"sandbox_workspace_write.network_access": true}) // the configuration's mode is read-only
+	if r.Sandbox.Type != appproto.SandboxReadOnly || r.Sandbox.NetworkAccess {
+		t.Fatalf("read-only with a workspace-write table: %+v", r.Sandbox)
+	}
+	for _, tc := range []struct {
+		cfg  map[string]any
+		want string
+	}{
+		{map[string]any{"profile": "p", "profiles.p.model": "x"},
+			"failed to load configuration: legacy `profile = \"p\"` config is no longer supported; use `--profile p` with `p.config.toml` instead"},
+		{map[string]any{"model": ""}, "No models are available. Set `model` explicitly or check your model catalog configuration."},
+		{map[string]any{"model": nil}, "No models are available. Set `model` explicitly or check your model catalog configuration."},
+		{map[string]any{"features": []any{1}}, "failed to load configuration: invalid type: sequence, expected struct FeaturesToml\nin `features`\n"},
+		{map[string]any{"approval_policy": map[string]any{"granular": map[string]any{"sandbox_approval": true}}},
+			"failed to load configuration: missing field `rules`\nin `approval_policy`\n"},
+		{map[string]any{"approval_policy": map[string]any{"other": 1}},
+			"failed to load configuration: unknown variant `other`, expected one of `untrusted`, `on-failure`, `on-request`, `granular`, `never`\nin `approval_policy`\n"},
+		{map[string]any{"sandbox_workspace_write.network_access": "yes"},
+			"failed to load configuration: invalid type: string \"yes\", expected a boolean\nin `sandbox_workspace_write.network_access`\n"},
+	} {
+		if e := c.callErr(appproto.MethodThreadStart, map[string]any{"config": tc.cfg}); e.Code != -32600 || e.Message != tc.want {
+			t.Errorf("config %v: %d %q\nwant -32600 %q", tc.cfg, e.Code, e.Message, tc.want)
+		}
+	}
+}
+
+// FuzzRequestConfig feeds arbitrary `config` members to the reader: each
+// is refused with -32600 or read into a tree that names every member's
+// first key, and checking and applying it never panics.
+func FuzzRequestConfig(f *testing.F) {
+	for _, seed := range []string{`null`, `"x"`, `{}`, `{"model":"m","a.b.c":1}`, `{"a":1,"a.b":2}`, `{"a.b":2,"a":{"c":[1,2.5,null]}}`,
+		`{"":1,".":2,"..":{}}`, `{"approval_policy":{"granular":{}}}`, `{"features":{"shell_tool":false}}`, `{"sandbox_workspace_write":{"writable_roots":[1,"x"]}}`} {
+		f.Add([]byte(seed))
+	}
+	srv, err := New(Config{Core: agenttest.New(agenttest.Options{})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer srv.Close()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !jsontext.Value(raw).IsValid() {
+			return // the connection refuses it before any method sees it
+		}
+		rc, err := parseRequestConfig(jsontext.Value(raw))
+		if err != nil {
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidRequest {
+				t.Fatalf("%s: error %v is not -32600", raw, err)
+			}
+			return
+		}
+		if rc == nil {
+			return
+		}
+		for k := range rc.keys {
+			first, _, _ := strings.Cut(k, ".")
+			if _, ok := rc.doc[first]; !ok {
+				t.Fatalf("%s: member %q is not in the tree %v", raw, k, rc.doc)
+			}
+		}
+		for _, use := range []configUse{configStart, configResume, configFork} {
+			_ = checkRequestConfig(rc, use)
+			var r overrideReq
+			applyRequestConfig(&r, rc, use)
+			srv.applyWorkspaceTable(&r, rc)
+			_ = rc.noTools()
+			_ = rc.namesModel()
+		}
+	})
 }

@@ -45,6 +45,7 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	}
 	applyRequestConfig(&req, rc, configStart) // the request's config, under its own members
 	s.writtenDefaults(&req)                   // what config writes changed since the server started
+	s.applyWorkspaceTable(&req, rc)
 	o, err := s.overrides(req)
 	if err != nil {
 		return appproto.ThreadStartResponse{}, err
@@ -239,6 +240,7 @@ func (s *Server) resumeOverrides(p appproto.ThreadResumeParams, rc *requestConfi
 		serviceTier: p.ServiceTier}
 	applyRequestConfig(&req, rc, configResume) // the request's config, under its own members
 	s.writtenDefaults(&req)                    // what config writes changed since the server started
+	s.applyWorkspaceTable(&req, rc)
 	if p.Model != nil || p.ModelProvider != nil || rc.namesModel() {
 		s.configModel(&req)
 	} else {
@@ -274,7 +276,8 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 		return appproto.ThreadForkResponse{}, s.configErrorFor(ctx, id, err)
 	}
 	applyRequestConfig(&req, rc, configFork) // the request's config, under its own members
-	s.configModel(&req)                      // a fork's model, provider and effort are the configuration's, not its source's
+	s.applyWorkspaceTable(&req, rc)
+	s.configModel(&req) // a fork's model, provider and effort are the configuration's, not its source's
 	o, err := s.overrides(req)
 	if err != nil {
 		return appproto.ThreadForkResponse{}, err
