@@ -168,19 +168,80 @@ func shellQuote(argv []string) string {
 	return strings.Join(parts, " ")
 }
 
+// quoteArg quotes one word as Codex shows it (the shlex crate's quote,
+// which Codex's command lines go through): bare when every byte may stand
+// unquoted, else single-quoted, else double-quoted with \ " $ ` escaped,
+// cut into chunks quoted each their own way where no one way fits the
+// whole word.
 func quoteArg(a string) string {
 	if a == "" {
 		return "''"
 	}
-	safe := true
-	for _, c := range a {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./,:=+@%^", c)) {
-			safe = false
-			break
+	var b strings.Builder
+	for a != "" {
+		n, how := quoteChunk(a)
+		chunk := a[:n]
+		a = a[n:]
+		switch how {
+		case quoteBare:
+			b.WriteString(chunk)
+		case quoteSingle:
+			b.WriteString("'" + chunk + "'")
+		default:
+			b.WriteByte('"')
+			for i := 0; i < len(chunk); i++ {
+				if c := chunk[i]; c == '$' || c == '`' || c == '"' || c == '\\' {
+					b.WriteByte('\\')
+				}
+				b.WriteByte(chunk[i])
+			}
+			b.WriteByte('"')
 		}
 	}
-	if safe {
-		return a
+	return b.String()
+}
+
+const (
+	quoteBare = 1 << iota
+	quoteSingle
+	quoteDouble
+)
+
+// quoteChunk is how much of a (not empty) one way of quoting covers, and
+// the best such way.
+func quoteChunk(a string) (int, int) {
+	ok := quoteBare | quoteSingle | quoteDouble
+	i := 0
+	if a[0] == '^' {
+		ok, i = quoteSingle, 1
 	}
-	return "'" + strings.ReplaceAll(a, "'", `'"'"'`) + "'"
+	for ; i < len(a); i++ {
+		c := a[i]
+		cur := ok
+		if c >= 0x80 || !bareByte(c) {
+			cur &^= quoteBare
+		}
+		if c == '\'' || c == '^' || c == '\\' {
+			cur &^= quoteSingle
+		}
+		if c == '`' || c == '$' || c == '!' || c == '^' {
+			cur &^= quoteDouble
+		}
+		if cur == 0 {
+			break
+		}
+		ok = cur
+	}
+	switch {
+	case ok&quoteBare != 0:
+		return i, quoteBare
+	case ok&quoteSingle != 0:
+		return i, quoteSingle
+	}
+	return i, quoteDouble
+}
+
+// bareByte reports an ASCII byte that needs no quoting.
+func bareByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("+-./:@]_", c) >= 0
 }
