@@ -164,9 +164,6 @@ func checkRequestConfig(rc *requestConfig, use configUse) error {
 			return invalidRequest("failed to load configuration: invalid type: " + serdeKindOf(f) + ", expected struct FeaturesToml\nin `features`\n")
 		}
 	}
-	if msg := approvalTableError(rc.doc["approval_policy"]); msg != "" {
-		return invalidRequest("failed to load configuration: " + msg + "\nin `approval_policy`\n")
-	}
 	if msg := configTypeError(rc.doc, nil); msg != "" {
 		return invalidRequest("failed to load configuration: " + msg)
 	}
@@ -181,35 +178,6 @@ func checkRequestConfig(rc *requestConfig, use configUse) error {
 	}
 	return nil
 }
-
-// approvalTableError is serde's message, as Codex 0.169 loads a config,
-// for an approval_policy given as a table of one key (the enum's
-// externally tagged form): a name that is no variant, or a granular table
-// that lacks one of its required flags; "" otherwise.
-func approvalTableError(v any) string {
-	t, ok := v.(map[string]any)
-	if !ok || len(t) != 1 {
-		return ""
-	}
-	for name, inner := range t {
-		if !slices.Contains(approvalVariants, name) {
-			return fmt.Sprintf("unknown variant `%s`, expected one of `%s`", name, strings.Join(approvalVariants, "`, `"))
-		}
-		g, ok := inner.(map[string]any)
-		if name != "granular" || !ok {
-			return ""
-		}
-		for _, f := range []string{"sandbox_approval", "rules", "mcp_elicitations"} {
-			if _, ok := g[f]; !ok {
-				return "missing field `" + f + "`"
-			}
-		}
-	}
-	return ""
-}
-
-// approvalVariants are the names of Codex's AskForApproval, in its order.
-var approvalVariants = []string{"untrusted", "on-failure", "on-request", "granular", "never"}
 
 // checkProvider refuses a provider that is not configured, as Codex's
 // configuration load does (a thread/resume, resume, answers as Codex's
