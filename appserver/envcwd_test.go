@@ -231,3 +231,23 @@ func TestEnvironmentPathsAsCodex(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCleanEnvPath: a path of valid syntax cleans to one of valid syntax
+// that cleans to itself, and each is inside the other.
+func FuzzCleanEnvPath(f *testing.F) {
+	for _, s := range []string{"/", "/a/../b/", "//a/b", `\\s\sh\..\x\`, `c:/w/./x`, `C:\`, "/../..", "//a/b/../../c", `c:\..\..`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if !envPathSyntax(p) {
+			return
+		}
+		c := cleanEnvPath(p)
+		if !envPathSyntax(c) || cleanEnvPath(c) != c {
+			t.Fatalf("%q cleans to %q, which cleans to %q (syntax %v)", p, c, cleanEnvPath(c), envPathSyntax(c))
+		}
+		if !insideRoots(p, []string{c}) || !insideRoots(c, []string{p}) {
+			t.Fatalf("%q and %q are not inside each other", p, c)
+		}
+	})
+}
