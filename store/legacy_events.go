@@ -111,7 +111,7 @@ func decodeGranular(g *granularV1) *agent.GranularApproval {
 type environmentV1 struct {
 	ID                    string   `json:"id"`
 	Cwd                   string   `json:"cwd"`
-	RuntimeWorkspaceRoots []string `json:"runtime_workspace_roots,omitempty"`
+	RuntimeWorkspaceRoots []string `json:"runtime_workspace_roots,omitzero"` // [] (none) is kept, nil (the cwd) is not
 }
 
 type sandboxV1 struct {
