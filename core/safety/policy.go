@@ -78,7 +78,9 @@ var bannedPrefixes = [][]string{
 // plain command of argv gets a decision from the heuristics below, and the
 // strictest wins.
 //
-//   - untrusted: known-safe commands run; anything else asks.
+//   - untrusted: every command asks, even one that only reads (ls, cat):
+//     Codex 0.169 does (observed side by side), and refuses the policy in
+//     config.toml as no longer supported.
 //   - on-request: commands run in the sandbox; one that asks for
 //     escalation asks the user (under danger-full-access everything runs).
 //   - on-failure: commands run in the sandbox; a sandbox denial asks later.
@@ -88,18 +90,11 @@ var bannedPrefixes = [][]string{
 // A possibly dangerous command (rm -rf, sudo) always asks, or is refused
 // under never.
 func Assess(r Request) Requirement {
-	cmds, complex := Commands(r.Argv)
+	cmds, _ := Commands(r.Argv)
 	out := Requirement{Decision: Allow}
-	// Under untrusted, Codex judges the script as a whole: unless every
-	// command is known-safe, each one prompts (so the first is the one
-	// proposed for good).
-	allSafe := !complex
-	for _, c := range cmds {
-		allSafe = allSafe && isSafeExec(c)
-	}
 	var firstPrompt []string
 	for _, c := range cmds {
-		d := decide(c, r, allSafe)
+		d := decide(c, r)
 		if d == Prompt && firstPrompt == nil {
 			firstPrompt = c
 		}
@@ -141,10 +136,7 @@ func banned(p []string) bool {
 	return false
 }
 
-func decide(cmd []string, r Request, allSafe bool) Decision {
-	if r.Policy == Untrusted && allSafe {
-		return Allow
-	}
+func decide(cmd []string, r Request) Decision {
 	if isDangerous(cmd) {
 		if r.Policy == Never {
 			return Forbidden

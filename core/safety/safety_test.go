@@ -76,7 +76,10 @@ func TestAssess(t *testing.T) {
 		want      Decision
 		amendment string
 	}{
-		{"untrusted safe", Request{Argv: sh("ls"), Policy: Untrusted}, Allow, ""},
+		// Codex 0.169 asks even for ls under untrusted (observed side by
+		// side: differential session exec-untrusted).
+		{"untrusted safe", Request{Argv: sh("ls"), Policy: Untrusted}, Prompt, "ls"},
+		{"untrusted safe script", Request{Argv: sh("ls && cat a"), Policy: Untrusted}, Prompt, "ls"},
 		{"untrusted unknown", Request{Argv: sh("touch approved_file.txt && echo created"), Policy: Untrusted}, Prompt, "touch approved_file.txt"},
 		{"untrusted complex", Request{Argv: sh("ls > out"), Policy: Untrusted}, Prompt, "/bin/bash -lc ls > out"},
 		{"on-request sandboxed", Request{Argv: sh("touch x"), Policy: OnRequest}, Allow, ""},
@@ -107,8 +110,8 @@ func TestAssess(t *testing.T) {
 }
 
 // The amendment Codex 0.169 proposes, as recorded from its app-server with
-// the mock model: under untrusted, a script that is not all known-safe
-// prompts for every command, so the first one is proposed; elsewhere the
+// the mock model: under untrusted every command prompts, so the first one
+// is proposed; elsewhere the
 // first command that prompts; a script that is not plain (a redirection,
 // an assignment, a subshell) proposes the whole argv.
 func TestAssessAmendmentAsCodex(t *testing.T) {
