@@ -1,11 +1,13 @@
 package appserver
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/codexd/codexd/agent/agenttest"
+	"github.com/codexd/codexd/appproto"
 	"github.com/codexd/codexd/environment"
 )
 
@@ -195,7 +197,7 @@ func TestEnvironmentPathsAsCodex(t *testing.T) {
 		{env("r1", `\\srv\share\x`), `\\srv\share\x`, []string{`\\srv\share\x`}, []string{}},
 		{env("r1", long), long, []string{long}, []string{long}},
 	} {
-		m := c.call("thread/start", map[string]any{"environments": []map[string]any{tc.env}})
+		m := c.call("thread/start", map[string]any{"cwd": "/w", "environments": []map[string]any{tc.env}})
 		got := envsOf(t, m, "/thread/environments")
 		if len(got) != 1 || got[0].Cwd != tc.cwd || !slices.Equal(got[0].RuntimeWorkspaceRoots, tc.roots) {
 			t.Errorf("%v: reported %+v, want cwd %s roots %q", tc.env, got, tc.cwd, tc.roots)
@@ -204,7 +206,8 @@ func TestEnvironmentPathsAsCodex(t *testing.T) {
 		if err := pointer(m.Result, "/runtimeWorkspaceRoots", &top); err != nil || !slices.Equal(top, tc.top) {
 			t.Errorf("%v: runtimeWorkspaceRoots %q (%v), want %q", tc.env, top, err, tc.top)
 		}
-		if err := pointer(m.Result, "/sandbox/writableRoots", &writable); err != nil || !slices.Equal(writable[:len(slices.Compact(slices.Clone(tc.top)))], slices.Compact(slices.Clone(tc.top))) {
+		first := slices.Compact(slices.Clone(tc.top))
+		if err := pointer(m.Result, "/sandbox/writableRoots", &writable); err != nil || len(writable) < len(first) || !slices.Equal(writable[:len(first)], first) {
 			t.Errorf("%v: writableRoots %q (%v), want %q first", tc.env, writable, err, tc.top)
 		}
 	}
@@ -250,4 +253,96 @@ func FuzzCleanEnvPath(f *testing.F) {
 			t.Fatalf("%q and %q are not inside each other", p, c)
 		}
 	})
+}
+
+// thread/settings/update takes environments as turn/start does (Codex
+// 0.169 applies them and announces thread/settings/updated), with the
+// same refusals before anything changes.
+func TestEnvironmentSettingsUpdate(t *testing.T) {
+	_, url := envExecServer(t)
+	reg := envRegistry(t)
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
+	c := e.dial("A")
+	c.initialize(map[string]any{"experimentalApi": true})
+	id := c.startThread(map[string]any{"cwd": "/w"})
+	update := func(envs any) *wmsg {
+		return c.response(c.request("thread/settings/update", map[string]any{"threadId": id, "environments": envs}))
+	}
+	for _, tc := range []struct {
+		envs []map[string]any
+		msg  string
+	}{
+		{[]map[string]any{{"environmentId": "nope", "cwd": "/"}}, "unknown turn environment id `nope`"},
+		{[]map[string]any{{"environmentId": "r1", "cwd": "rel"}}, "invalid cwd for environment `r1`: path `rel` does not use absolute POSIX or Windows path syntax"},
+		{[]map[string]any{{"environmentId": "r1", "cwd": "/x", "runtimeWorkspaceRoots": []string{"/y"}}}, "invalid cwd for environment `r1`: path `/x` is outside the environment's runtime workspace roots"},
+	} {
+		if m := update(tc.envs); m.Error == nil || m.Error.Code != -32600 || m.Error.Message != tc.msg {
+			t.Errorf("thread/settings/update %v: %s, want -32600 %s", tc.envs, m.raw, tc.msg)
+		}
+	}
+	if got := envsOf(t, c.call("thread/read", map[string]any{"threadId": id}), "/thread/environments"); len(got) != 1 || got[0].EnvironmentID != "local" {
+		t.Fatalf("refused updates changed the environments: %+v", got)
+	}
+	if c.has(func(m *wmsg) bool { return m.Method == "thread/settings/updated" }) {
+		t.Fatal("a refused update announced settings")
+	}
+
+	if m := update([]map[string]any{{"environmentId": "r1", "cwd": "/srv/a/../b", "runtimeWorkspaceRoots": []string{"/srv"}}}); m.Error != nil {
+		t.Fatalf("thread/settings/update: %s", m.raw)
+	}
+	n := c.note("thread/settings/updated")
+	var envs []appproto.ThreadEnvironment
+	if err := pointer(n.Params, "/threadSettings/environments", &envs); err != nil || len(envs) != 1 || envs[0].EnvironmentID != "r1" || envs[0].Cwd != "/srv/b" {
+		t.Fatalf("thread/settings/updated environments %+v (%v): %s", envs, err, n.raw)
+	}
+	if got := envsOf(t, c.call("thread/read", map[string]any{"threadId": id}), "/thread/environments"); len(got) != 1 || got[0].EnvironmentID != "r1" || got[0].Cwd != "/srv/b" {
+		t.Fatalf("thread/read after the update: %+v", got)
+	}
+	if m := update([]any{}); m.Error != nil {
+		t.Fatalf("thread/settings/update []: %s", m.raw)
+	}
+	c.note("thread/settings/updated")
+	if got := envsOf(t, c.call("thread/read", map[string]any{"threadId": id}), "/thread/environments"); len(got) != 0 {
+		t.Fatalf("thread/read after []: %+v", got)
+	}
+}
+
+// A thread that names its environments reports under workspace-write the
+// writable roots Codex 0.169 lists: its current environment's roots,
+// /tmp and $TMPDIR; but when the thread's cwd is one of those roots, the
+// roots other than the cwd, /tmp and $TMPDIR (the cwd's own workspace
+// then stands for them).
+func TestEnvironmentWritableRootsAsCodex(t *testing.T) {
+	_, url := envExecServer(t)
+	reg := envRegistry(t)
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
+	c := e.dial("A")
+	c.initialize(map[string]any{"experimentalApi": true})
+	tmp := []string{"/tmp"}
+	if d := os.Getenv("TMPDIR"); d != "" {
+		tmp = append(tmp, d)
+	}
+	for _, tc := range []struct {
+		env  map[string]any
+		want []string
+	}{
+		{map[string]any{"environmentId": "local", "cwd": "/w"}, []string{}},
+		{map[string]any{"environmentId": "r1", "cwd": "/w/"}, []string{}},
+		{map[string]any{"environmentId": "local", "cwd": "/w", "runtimeWorkspaceRoots": []string{"/w", "/r"}}, []string{"/r"}},
+		{map[string]any{"environmentId": "local", "cwd": "/"}, append([]string{"/"}, tmp...)},
+		{map[string]any{"environmentId": "r1", "cwd": "/srv/a", "runtimeWorkspaceRoots": []string{"/srv"}}, append([]string{"/srv"}, tmp...)},
+		{map[string]any{"environmentId": "r1", "cwd": "/w/x", "runtimeWorkspaceRoots": []string{}}, tmp},
+	} {
+		m := c.call("thread/start", map[string]any{"cwd": "/w", "sandbox": "workspace-write", "environments": []map[string]any{tc.env}})
+		var got []string
+		if err := pointer(m.Result, "/sandbox/writableRoots", &got); err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%v: writableRoots %q (%v), want %q", tc.env, got, err, tc.want)
+		}
+	}
 }

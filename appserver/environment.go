@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 	"sync"
 	"time"
@@ -159,16 +160,29 @@ func (t *thread) noteEnvironmentsLocked(o agent.Overrides) {
 // that names its environments, Codex 0.169 lists what workspace-write
 // makes writable there: the current environment's runtime workspace
 // roots, /tmp and $TMPDIR (unless excluded), as codexd's sandbox also
-// allows them.
+// allows them; but when the thread's cwd is one of those roots, it lists
+// the others only (the cwd's workspace stands for the rest).
 func startSandbox(st agent.Settings) appproto.SandboxPolicy {
 	sb := wireSandbox(st.Sandbox)
 	if st.Environments == nil || st.Sandbox.Mode != agent.SandboxWorkspaceWrite {
 		return sb
 	}
 	roots := append([]string{}, st.Sandbox.WritableRoots...)
+	var envRoots []string
 	if len(st.Environments) > 0 {
-		roots = append(roots, runtimeRoots(st)...)
+		envRoots = runtimeRoots(st)
 	}
+	if cwd := path.Clean(st.Cwd); slices.Contains(envRoots, cwd) {
+		out := []string{}
+		for _, r := range append(roots, envRoots...) {
+			if r != cwd && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+		sb.WritableRoots = out
+		return sb
+	}
+	roots = append(roots, envRoots...)
 	if !st.Sandbox.ExcludeSlashTmp {
 		roots = append(roots, "/tmp")
 	}

@@ -641,6 +641,9 @@ func (s *Server) threadSettingsUpdate(ctx context.Context, c *call, p appproto.T
 	if err != nil {
 		return appproto.EmptyResponse{}, err
 	}
+	if o.Environments, err = s.environmentsOverride(p.Environments); err != nil {
+		return appproto.EmptyResponse{}, err
+	}
 	// The answer means "queued": thread/settings/updated follows once the
 	// core has applied the settings. It is sent under the thread's lock, so
 	// that the listener cannot project the core's SettingsUpdated before it.
