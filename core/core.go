@@ -421,7 +421,9 @@ func (c *Core) ResumeThread(ctx context.Context, id string, o agent.Overrides) (
 	if err != nil {
 		return nil, err
 	}
-	recorded := st.Settings.Model
+	// Codex compares against the model of the last turn, not of the last
+	// recorded settings: until a turn runs, every resume away from it warns.
+	recorded := st.TurnModel
 	l, err := c.loadStored(st, w, o, false)
 	if t := c.loaded(id); err == nil && t != nil && recorded != "" && l.Info.Model != recorded {
 		// Codex 0.169's warning, word for word: clients match it.
@@ -449,7 +451,7 @@ func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, n
 		return nil, err
 	}
 	t.usage = st.Usage
-	t.lastModel = st.Settings.Model
+	t.lastModel = st.TurnModel
 	if !sameSettings(s, st.Settings) {
 		// The rollout keeps the resume's overrides. No event: Codex sends
 		// no thread/settings/updated for them (the resume's answer has

@@ -73,10 +73,11 @@ func (tr *turn) recordContext() {
 	t.mu.Unlock()
 	items := append(tr.modelSwitchItem(last), contextItems(hist, tr.contextBlocks())...)
 	t.appendHistory(tr.id, items...)
-	if len(items) > 0 {
+	if len(items) > 0 || last != tr.settings.Model {
 		// The rollout keeps the settings the context describes, so that a
 		// resumed thread goes on with them (as Codex's turn context) and
-		// sends no update for a change it already sent.
+		// sends no update for a change it already sent; and the model of
+		// its last turn, which a resume compares against.
 		t.rec.Event(agent.Event{TurnID: tr.id, Time: time.Now(), Msg: agent.SettingsUpdated{Settings: tr.settings}})
 	}
 }

@@ -35,7 +35,7 @@ type thread struct {
 	settings agent.Settings
 	base     instructionsOpts
 	// lastModel is the model of the last turn that recorded its context
-	// (on a resumed thread, the stored settings' model); baseModel is the
+	// (on a resumed thread, its last stored turn's); baseModel is the
 	// model whose base instructions the thread is sent ("" until its first
 	// turn, and on a resumed thread: the current model's). modelswitch.go.
 	lastModel, baseModel string

@@ -89,6 +89,10 @@ type replay struct {
 	usage   *agent.TokenUsageInfo
 	history []json.RawMessage
 	skipped int
+	// turnModel is the model of the last settings a turn recorded (its
+	// turn context); a resume's overrides, recorded outside any turn, do
+	// not change it.
+	turnModel string
 }
 
 func newReplay() *replay { return &replay{byID: map[string]int{}, open: -1} }
@@ -158,6 +162,10 @@ func (r *replay) apply(e *entry) {
 	case agent.TokenCount:
 		u := m.Info
 		r.usage = &u
+	case agent.SettingsUpdated:
+		if e.TurnID != "" || r.open >= 0 {
+			r.turnModel = m.Settings.Model
+		}
 	}
 }
 
@@ -215,7 +223,7 @@ func (r *replay) finish() (dangling []agent.Turn) {
 // thread assembles the result. home decides whether path is archived.
 func (r *replay) thread(home, path string) *Thread {
 	th := &Thread{
-		Turns: r.turns, Settings: r.settings, Usage: r.usage, History: r.history, Skipped: r.skipped,
+		Turns: r.turns, Settings: r.settings, TurnModel: r.turnModel, Usage: r.usage, History: r.history, Skipped: r.skipped,
 	}
 	if r.meta != nil {
 		th.Meta = *r.meta

@@ -143,6 +143,10 @@ type Thread struct {
 	Turns []agent.Turn
 	// Settings are the latest: the meta's, changed by SettingsUpdated.
 	Settings agent.Settings
+	// TurnModel is the model of the settings the last turn recorded (Codex's
+	// previous turn settings); "" if no turn recorded any. Settings changed
+	// outside a turn (a resume's overrides) leave it.
+	TurnModel string
 	// Usage is the last TokenCount's, or nil.
 	Usage *agent.TokenUsageInfo
 	// History holds the model-history items, in the order appended.
