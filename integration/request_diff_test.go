@@ -52,8 +52,9 @@ import (
 // view_image's answers as the mock quotes them, are compared word for
 // word), a turn after the cwd,
 // sandbox and approval policy changed, a turn on another model (gpt-5.4;
-// not from the code-mode model), and a turn of the thread resumed by a new
-// server process.
+// not from the code-mode model), a turn of the thread resumed by a new
+// server process, and (but for the code-mode model) one after two more
+// resumes, to gpt-5.5 and then naming no model.
 // Models: gpt-5.5 under workspace-write, codex-auto-review (code mode)
 // under read-only, and a model without metadata under danger-full-access.
 func TestRequestDifferential(t *testing.T) {
@@ -339,6 +340,25 @@ stream_max_retries = 0
 	}
 	if err := turn(s, "MOCK:hello after the resume", nil); err != nil {
 		return nil, err
+	}
+	if model != "codex-auto-review" {
+		// Two more resumes, each by a new server process: one to another
+		// model, then one that names none (it goes on with that model),
+		// and a turn: the model switch is from the last turn's model,
+		// which neither resume changed.
+		for _, params := range []map[string]any{{"threadId": tid, "model": "gpt-5.5"}, {"threadId": tid}} {
+			s.close()
+			if s, err = reqStart(bin, work, env); err != nil {
+				return nil, err
+			}
+			defer s.close()
+			if _, err := s.call("thread/resume", params); err != nil {
+				return nil, err
+			}
+		}
+		if err := turn(s, "MOCK:hello after two resumes", nil); err != nil {
+			return nil, err
+		}
 	}
 	var out []*mockmodel.Exchange
 	for _, ex := range mock.Requests() {
