@@ -267,13 +267,35 @@ var appRules = []appRule{
 	{id: "token-usage-timing", fix: func(s *appSession, it *appItem) {
 		dropNotesBoth(it, "thread/tokenUsage/updated")
 	}},
-	// codexd streams a command's output as item/commandExecution/outputDelta;
-	// Codex 0.169's unified exec sends none for the agent's commands.
+	// codexd streams an agent command's output as
+	// item/commandExecution/outputDelta; Codex 0.169's unified exec sends
+	// them for some commands and not for others, by timing (a CI run saw
+	// none for an `echo` and one for the `rm` after it). The output itself
+	// is compared in the completed item; the deltas of the agent's commands
+	// (source agent, or unifiedExecStartup for exec_command) go on both
+	// sides; a user shell's stay.
 	{id: "exec-output-deltas", fix: func(_ *appSession, it *appItem) {
-		if !isNotes(it) || strings.Contains(canon(it.codex), "item/commandExecution/outputDelta") {
+		if !isNotes(it) {
 			return
 		}
-		it.codexd = filterNotes(it.codexd, func(m map[string]any) bool { return m["method"] != "item/commandExecution/outputDelta" })
+		agent := map[string]bool{}
+		for _, v := range []any{it.codex, it.codexd} {
+			for _, n := range asList(v) {
+				m, _ := n.(map[string]any)
+				p, _ := m["params"].(map[string]any)
+				item, _ := p["item"].(map[string]any)
+				if m["method"] == "item/started" && item["type"] == "commandExecution" && item["source"] != "userShell" {
+					id, _ := item["id"].(string)
+					agent[id] = true
+				}
+			}
+		}
+		keep := func(m map[string]any) bool {
+			p, _ := m["params"].(map[string]any)
+			id, _ := p["itemId"].(string)
+			return m["method"] != "item/commandExecution/outputDelta" || !agent[id]
+		}
+		it.codex, it.codexd = filterNotes(it.codex, keep), filterNotes(it.codexd, keep)
 	}},
 	// A turn's history in codexd keeps what the turn showed: the
 	// commandExecution item of a declined, cancelled or failed approval, and

@@ -69,3 +69,47 @@ func TestEmptyTurnRuleTakesCodexsTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputDeltaRuleTakesAgentDeltas: Codex 0.169 streams an agent
+// command's output deltas for some commands and not for others (a CI run
+// at b6a2235 saw none for `echo plain` and one for the `rm -r` after it,
+// and failed exec-granular); codexd streams them for each. The deltas of
+// the agent's commands are no defect either way; a user shell's deltas
+// are still compared.
+func TestOutputDeltaRuleTakesAgentDeltas(t *testing.T) {
+	command := func(id, source string, deltas bool) []string {
+		l := []string{`{"method":"item/started","params":{"threadId":"thread-1","item":{"type":"commandExecution","id":"` + id + `","source":"` + source + `"}}}`}
+		if deltas {
+			l = append(l, `{"method":"item/commandExecution/outputDelta","params":{"threadId":"thread-1","itemId":"`+id+`","delta":"out"}}`)
+		}
+		return append(l, `{"method":"item/completed","params":{"threadId":"thread-1","item":{"type":"commandExecution","id":"`+id+`","source":"`+source+`","aggregatedOutput":"out"}}}`)
+	}
+	obs := func(notes ...[]string) *appObservation {
+		var l []map[string]any
+		for _, n := range notes {
+			for _, s := range n {
+				l = append(l, decodeObs(t, s))
+			}
+		}
+		return &appObservation{notes: map[string][]map[string]any{"A": l}, conns: []string{"A"}, vars: map[string]string{"T": "thread-1"}}
+	}
+	codex := obs(command("call_mock_1", "unifiedExecStartup", false), command("call_mock_2", "agent", true))
+	codexd := obs(command("call_mock_1", "unifiedExecStartup", true), command("call_mock_2", "agent", true))
+	for _, d := range appCompare(&appSession{name: "t"}, codex, codexd) {
+		if d.defect {
+			t.Errorf("agent deltas: %s is a defect after the rules: codex %s, codexd %s", d.item.where, canon(d.left.codex), canon(d.left.codexd))
+		}
+	}
+	// A user shell's deltas that only one side sends still differ.
+	codex = obs(command("shell-1", "userShell", true))
+	codexd = obs(command("shell-1", "userShell", false))
+	defects := 0
+	for _, d := range appCompare(&appSession{name: "t"}, codex, codexd) {
+		if d.defect {
+			defects++
+		}
+	}
+	if defects != 1 {
+		t.Errorf("a user shell's missing deltas gave %d defects, want 1", defects)
+	}
+}
