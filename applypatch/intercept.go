@@ -12,8 +12,10 @@ import (
 // text rather than guessing.
 var ErrImplicitInvocation = errors.New(`patch detected without explicit call to apply_patch. Rerun as ["apply_patch", "<patch>"]`)
 
-// applyPatchCommands are the names a patch command may have.
-var applyPatchCommands = map[string]bool{"apply_patch": true, "applypatch": true}
+// isApplyPatchCommand reports whether name is one a patch command may have.
+func isApplyPatchCommand(name string) bool {
+	return name == "apply_patch" || name == "applypatch"
+}
 
 // Invocation is a command that is really a patch.
 type Invocation struct {
@@ -62,7 +64,7 @@ func Intercept(argv []string) (*Invocation, error) {
 			return nil, ErrImplicitInvocation
 		}
 	}
-	if len(argv) == 2 && applyPatchCommands[argv[0]] {
+	if len(argv) == 2 && isApplyPatchCommand(argv[0]) {
 		p, err := Parse(argv[1])
 		if err != nil {
 			return nil, err
@@ -164,7 +166,7 @@ func extractHeredoc(src string) (body, workdir string, ok bool) {
 		workdir = dir
 		word = s.word()
 	}
-	if !applyPatchCommands[word] {
+	if !isApplyPatchCommand(word) {
 		return "", "", false
 	}
 	s.skip(" \t")

@@ -54,12 +54,18 @@ type SignInError struct {
 
 func (e *SignInError) Error() string { return e.msg }
 
-// Codex's messages for a refused refresh.
-var signInMessages = map[string]string{
-	"refresh_token_expired":     "Your access token could not be refreshed because your refresh token has expired. Please log out and sign in again.",
-	"refresh_token_reused":      "Your access token could not be refreshed because your refresh token was already used. Please log out and sign in again.",
-	"refresh_token_invalidated": "Your access token could not be refreshed because your refresh token was revoked. Please log out and sign in again.",
-	"":                          "Your access token could not be refreshed. Please log out and sign in again.",
+// signInMessage is Codex's message for a refresh refused with code (a
+// switch, not a map: a map literal would be built at every start).
+func signInMessage(code string) string {
+	switch code {
+	case "refresh_token_expired":
+		return "Your access token could not be refreshed because your refresh token has expired. Please log out and sign in again."
+	case "refresh_token_reused":
+		return "Your access token could not be refreshed because your refresh token was already used. Please log out and sign in again."
+	case "refresh_token_invalidated":
+		return "Your access token could not be refreshed because your refresh token was revoked. Please log out and sign in again."
+	}
+	return "Your access token could not be refreshed. Please log out and sign in again."
 }
 
 // ErrNotSignedIn: auth.json is missing or signs in with nothing.
@@ -302,11 +308,7 @@ func (m *Manager) requestRefresh(ctx context.Context, refreshToken, reason strin
 	}
 	if res.StatusCode == http.StatusUnauthorized {
 		code := refreshErrorCode(data)
-		msg, ok := signInMessages[code]
-		if !ok {
-			msg = signInMessages[""]
-		}
-		return nil, &SignInError{Reason: code, msg: msg}
+		return nil, &SignInError{Reason: code, msg: signInMessage(code)}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return nil, fmt.Errorf("token refresh failed: %s", res.Status)

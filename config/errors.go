@@ -3,10 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/BurntSushi/toml"
+	"github.com/codexd/codexd/internal/lazyre"
 )
 
 // Error is a config value that cannot be used: a TOML syntax error, a known
@@ -36,7 +36,7 @@ func (e *Error) Error() string {
 
 // typeErrRE matches BurntSushi's decode errors, which carry the line and
 // the key only in their text.
-var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+var typeErrRE = lazyre.Regexp{Expr: `^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`}
 
 // asError turns an error of toml.Decode into an *Error naming file, line
 // and key.
@@ -45,7 +45,7 @@ func asError(file string, err error) *Error {
 	if errors.As(err, &pe) {
 		return &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
 	}
-	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := typeErrRE.Get().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &Error{File: file, Line: line, Key: m[2], Msg: m[3]}
 	}

@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/codexd/codexd/execproto"
+	"github.com/codexd/codexd/internal/lazyre"
 )
 
 // The typed filesystem API: native paths in and out (the wire's file://
@@ -137,7 +137,7 @@ func FSError(op, path string, err error) error {
 // remoteKind reads the kind of failure from an exec-server error message,
 // or returns nil.
 func remoteKind(msg string) error {
-	if m := osErrorSuffix.FindStringSubmatch(msg); m != nil {
+	if m := osErrorSuffix.Get().FindStringSubmatch(msg); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 && n < 4096 {
 			return syscall.Errno(n)
 		}
@@ -151,7 +151,7 @@ func remoteKind(msg string) error {
 	return nil
 }
 
-var osErrorSuffix = regexp.MustCompile(`\(os error (\d+)\)$`)
+var osErrorSuffix = lazyre.Regexp{Expr: `\(os error (\d+)\)$`}
 
 // remoteFSError is an exec-server error with its kind: Error is the
 // server's text, Unwrap the syscall.Errno (or fs.ErrPermission) it means.

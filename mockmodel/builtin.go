@@ -3,9 +3,10 @@ package mockmodel
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/codexd/codexd/internal/lazyre"
 )
 
 // Markers are the in-message markers the mock understands, for ad-hoc use
@@ -58,7 +59,7 @@ const HelloText = "Hello from the mock model."
 
 const escalateJustification = "The mock model needs to run this outside the sandbox."
 
-var markerRE = regexp.MustCompile(`MOCK:([A-Za-z0-9]+)(=[^\s]*)?([^\n]*)`)
+var markerRE = lazyre.Regexp{Expr: `MOCK:([A-Za-z0-9]+)(=[^\s]*)?([^\n]*)`}
 
 // marker finds the marker that applies to r.
 func (r *request) marker() (name, value, arg string, ok bool) {
@@ -71,7 +72,7 @@ func (r *request) marker() (name, value, arg string, ok bool) {
 			if it.Role != "user" {
 				continue
 			}
-			if m := markerRE.FindStringSubmatch(text(it.Content)); m != nil {
+			if m := markerRE.Get().FindStringSubmatch(text(it.Content)); m != nil {
 				return strings.ToLower(m[1]), strings.TrimPrefix(m[2], "="), strings.TrimSpace(m[3]), true
 			}
 		}
@@ -240,12 +241,12 @@ func (r *request) splitToolName(full string) (namespace, name string) {
 	return "", full
 }
 
-var sessionRE = regexp.MustCompile(`session ID (\d+)`)
+var sessionRE = lazyre.Regexp{Expr: `session ID (\d+)`}
 
 // sessionID finds the session id in exec_command's output ("Process
 // running with session ID 3").
 func sessionID(out string) any {
-	if m := sessionRE.FindStringSubmatch(out); m != nil {
+	if m := sessionRE.Get().FindStringSubmatch(out); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}

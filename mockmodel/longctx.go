@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/codexd/codexd/internal/lazyre"
 )
 
 // The answers of long sessions: a window the request must fit, a summary
@@ -21,7 +22,7 @@ const ContextExceededMessage = "Your input exceeds the context window of this mo
 const SummaryPrefix = "Summary from the mock model."
 
 var (
-	windowRE     = regexp.MustCompile(`MOCK:window=(\d+)`)
+	windowRE     = lazyre.Regexp{Expr: `MOCK:window=(\d+)`}
 	windowMarker = []byte("MOCK:window=")
 )
 
@@ -39,7 +40,7 @@ func (r *request) window(def int64) int64 {
 		if it.Role != "user" {
 			continue
 		}
-		if m := windowRE.FindStringSubmatch(text(it.Content)); m != nil {
+		if m := windowRE.Get().FindStringSubmatch(text(it.Content)); m != nil {
 			if n, err := strconv.ParseInt(m[1], 10, 64); err == nil && n > 0 {
 				return n
 			}

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/codexd/codexd/internal/lazyre"
 )
 
 var (
@@ -127,10 +128,10 @@ func (e *ResponseError) Retryable() bool {
 	return e.Event != "response.incomplete" && !fatalCodes[e.Code]
 }
 
-var tryAgainRE = regexp.MustCompile(`(?i)try again in\s*(\d+(?:\.\d+)?)\s*(s|ms|seconds?)`)
+var tryAgainRE = lazyre.Regexp{Expr: `(?i)try again in\s*(\d+(?:\.\d+)?)\s*(s|ms|seconds?)`}
 
 func parseTryAgain(msg string) time.Duration {
-	m := tryAgainRE.FindStringSubmatch(msg)
+	m := tryAgainRE.Get().FindStringSubmatch(msg)
 	if m == nil {
 		return 0
 	}
