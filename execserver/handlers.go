@@ -98,7 +98,7 @@ func (c *connection) mux() *jsonrpc.Mux {
 	// initialize is answered by admit, on the reader.
 	handle(c, mux, execproto.EnvironmentInfoM, "environment info",
 		func(ctx context.Context, _ *session, _ execproto.Unit) (execproto.EnvironmentInfo, error) {
-			return c.srv.env, nil
+			return c.srv.environment(), nil
 		})
 	handle(c, mux, execproto.EnvironmentStatus, "environment status",
 		func(ctx context.Context, _ *session, _ execproto.Unit) (execproto.EnvironmentStatusResponse, error) {

@@ -76,7 +76,11 @@ type Server struct {
 	log  *slog.Logger
 	fs   *fsops.Service
 	http *httpreq.Client
-	env  execproto.EnvironmentInfo
+	// env is environmentInfo(), read on the first request that needs it
+	// (envOnce): most in-process servers are never asked, and reading it
+	// at New cost every start /etc/passwd, the host name and a hash.
+	envOnce sync.Once
+	env     execproto.EnvironmentInfo
 
 	httpHandler http.Handler // rpcserve.Handler of s
 
@@ -129,9 +133,14 @@ func New(cfg Config) (*Server, error) {
 		sessions: make(map[string]*session),
 		conns:    make(map[*jsonrpc.Conn]struct{}),
 	}
-	s.env = environmentInfo()
 	s.httpHandler = rpcserve.Handler(s, s.listenOptions())
 	return s, nil
+}
+
+// environment is the server's environment information, read once.
+func (s *Server) environment() execproto.EnvironmentInfo {
+	s.envOnce.Do(func() { s.env = environmentInfo() })
+	return s.env
 }
 
 func environmentInfo() execproto.EnvironmentInfo {
@@ -432,7 +441,7 @@ func (c *connection) initialize(ctx context.Context, p execproto.InitializeParam
 		}
 	}
 	if err := conn.Respond(jsonrpc.RequestFrom(ctx).ID, execproto.InitializeResponse{
-		SessionID: sess.id, EnvironmentInfo: c.srv.env,
+		SessionID: sess.id, EnvironmentInfo: c.srv.environment(),
 	}, nil); err != nil {
 		for _, r := range resumes {
 			r.proc.Release()
