@@ -63,6 +63,12 @@ func TestResumeWarningAgainstLastTurn(t *testing.T) {
 	unload(id)
 	resume(id, "mock-model") // warns
 
+	// A resume's warning goes out through the thread's own queue, after
+	// the answer: wait for the last one (under load it can come after a
+	// barrier's round trip), then for anything queued behind it.
+	c.next("the last resume's warning", func(m *wmsg) bool {
+		return m.Method == "warning" && strings.Contains(string(m.Params), "is resuming with `mock-model`")
+	})
 	c.barrier()
 	var got []string
 	for _, m := range c.logged() {
