@@ -1,6 +1,7 @@
 package appserver
 
 import (
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -343,6 +344,64 @@ func TestEnvironmentWritableRootsAsCodex(t *testing.T) {
 		var got []string
 		if err := pointer(m.Result, "/sandbox/writableRoots", &got); err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("%v: writableRoots %q (%v), want %q", tc.env, got, err, tc.want)
+		}
+	}
+}
+
+// The writable roots of a thread's configuration (config.toml's or the
+// request's sandbox_workspace_write.writable_roots) join the workspace
+// roots of a thread that names no environment, as in Codex 0.169:
+// cleaned, after the cwd, each once. Under
+// workspace-write the answer lists them (not the cwd) as writable; a
+// thread that names its environments keeps their roots, and lists its
+// environment's roots, /tmp and $TMPDIR before the configured ones.
+func TestWritableRootsJoinWorkspaceRoots(t *testing.T) {
+	_, url := envExecServer(t)
+	reg := envRegistry(t)
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
+	c := e.dial("A")
+	c.initialize(map[string]any{"experimentalApi": true})
+	tmp := []string{"/tmp"}
+	if d := os.Getenv("TMPDIR"); d != "" {
+		tmp = append(tmp, d)
+	}
+	wr := func(roots ...string) map[string]any {
+		return map[string]any{"sandbox_workspace_write": map[string]any{"writable_roots": roots}}
+	}
+	for _, tc := range []struct {
+		name            string
+		params          map[string]any
+		roots, writable []string
+		envRoots        []string
+	}{
+		{"plain", map[string]any{"sandbox": "workspace-write", "config": wr("/wr7", "/w", "/wr7/", "/a/../b")},
+			[]string{"/w", "/wr7", "/b"}, []string{"/wr7", "/b"}, []string{"/w", "/wr7", "/b"}},
+		// Not under another sandbox, where codexd keeps no writable roots
+		// (README rule [writable-roots-other-sandbox]).
+		{"read-only", map[string]any{"sandbox": "read-only", "config": wr("/wr8")},
+			[]string{"/w"}, nil, []string{"/w"}},
+		{"named", map[string]any{"sandbox": "workspace-write", "config": wr("/wr6"), "environments": []map[string]any{{"environmentId": "r1", "cwd": "/x", "runtimeWorkspaceRoots": []string{"/x", "/r2"}}}},
+			[]string{"/x", "/r2"}, append(append([]string{"/x", "/r2"}, tmp...), "/wr6"), []string{"/x", "/r2"}},
+		{"named-cwd-root", map[string]any{"sandbox": "workspace-write", "config": wr("/wr6"), "environments": []map[string]any{{"environmentId": "r1", "cwd": "/w", "runtimeWorkspaceRoots": []string{"/w", "/r2"}}}},
+			[]string{"/w", "/r2"}, []string{"/r2", "/wr6"}, []string{"/w", "/r2"}},
+	} {
+		p := map[string]any{"cwd": "/w"}
+		maps.Copy(p, tc.params)
+		m := c.call("thread/start", p)
+		var roots, writable, envRoots []string
+		if err := pointer(m.Result, "/runtimeWorkspaceRoots", &roots); err != nil || !slices.Equal(roots, tc.roots) {
+			t.Errorf("%s: runtimeWorkspaceRoots %q (%v), want %q", tc.name, roots, err, tc.roots)
+		}
+		if tc.writable != nil {
+			if err := pointer(m.Result, "/sandbox/writableRoots", &writable); err != nil || !slices.Equal(writable, tc.writable) {
+				t.Errorf("%s: writableRoots %q (%v), want %q", tc.name, writable, err, tc.writable)
+			}
+		}
+		if err := pointer(m.Result, "/thread/environments/0/runtimeWorkspaceRoots", &envRoots); err != nil || !slices.Equal(envRoots, tc.envRoots) {
+			t.Errorf("%s: environment's runtimeWorkspaceRoots %q (%v), want %q", tc.name, envRoots, err, tc.envRoots)
 		}
 	}
 }

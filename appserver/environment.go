@@ -121,10 +121,10 @@ func (s *Server) hasEnvironment(id string) bool {
 }
 
 // environments is what a loaded thread reports: its environments, or
-// `local` with the thread's cwd when it named none.
+// `local` with the thread's cwd and workspace roots when it named none.
 func environments(st agent.Settings) []appproto.ThreadEnvironment {
 	if st.Environments == nil {
-		return []appproto.ThreadEnvironment{{EnvironmentID: environment.LocalID, Cwd: st.Cwd, RuntimeWorkspaceRoots: []string{st.Cwd}}}
+		return []appproto.ThreadEnvironment{{EnvironmentID: environment.LocalID, Cwd: st.Cwd, RuntimeWorkspaceRoots: agent.WorkspaceRoots(st)}}
 	}
 	out := make([]appproto.ThreadEnvironment, 0, len(st.Environments))
 	for _, e := range st.Environments {
@@ -156,40 +156,38 @@ func (t *thread) noteEnvironmentsLocked(o agent.Overrides) {
 	}
 }
 
-// startSandbox is the sandbox a thread/start answer reports. For a thread
-// that names its environments, Codex 0.169 lists what workspace-write
-// makes writable there: the current environment's runtime workspace
+// startSandbox is the sandbox a thread/start answer reports. Under
+// workspace-write Codex 0.169 lists what is writable besides the thread's
+// cwd: when the cwd is one of the current environment's runtime workspace
+// roots (always, for a thread that names no environment: its roots are
+// the cwd and the configured writable roots), the other roots and then
+// the configured writable roots, each once; otherwise the environment's
 // roots, /tmp and $TMPDIR (unless excluded), as codexd's sandbox also
-// allows them; but when the thread's cwd is one of those roots, it lists
-// the others only (the cwd's workspace stands for the rest).
+// allows them, and then the configured writable roots.
 func startSandbox(st agent.Settings) appproto.SandboxPolicy {
 	sb := wireSandbox(st.Sandbox)
-	if st.Environments == nil || st.Sandbox.Mode != agent.SandboxWorkspaceWrite {
+	if st.Sandbox.Mode != agent.SandboxWorkspaceWrite {
 		return sb
 	}
-	roots := append([]string{}, st.Sandbox.WritableRoots...)
-	var envRoots []string
-	if len(st.Environments) > 0 {
-		envRoots = runtimeRoots(st)
-	}
+	envRoots := runtimeRoots(st)
 	if cwd := path.Clean(st.Cwd); slices.Contains(envRoots, cwd) {
 		out := []string{}
-		for _, r := range append(roots, envRoots...) {
-			if r != cwd && !slices.Contains(out, r) {
+		for _, r := range append(envRoots, st.Sandbox.WritableRoots...) {
+			if r = path.Clean(r); r != cwd && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
 		}
 		sb.WritableRoots = out
 		return sb
 	}
-	roots = append(roots, envRoots...)
+	roots := append([]string{}, envRoots...)
 	if !st.Sandbox.ExcludeSlashTmp {
 		roots = append(roots, "/tmp")
 	}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" && !st.Sandbox.ExcludeTmpdirEnvVar {
 		roots = append(roots, tmp)
 	}
-	sb.WritableRoots = slices.Compact(roots)
+	sb.WritableRoots = slices.Compact(append(roots, st.Sandbox.WritableRoots...))
 	return sb
 }
 

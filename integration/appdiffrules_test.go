@@ -510,6 +510,10 @@ var appRules = []appRule{
 	// a directory, unreadable, a thread without environment access); Codex
 	// runs the turn, and what follows differs.
 	{id: "image-missing-refused", declared: true},
+	// codexd keeps the configured writable roots of a workspace-write
+	// thread only; Codex 0.169 adds them to the workspace roots of a
+	// thread under any sandbox.
+	{id: "writable-roots-other-sandbox", declared: true},
 }
 
 // pairMaps calls f on each pair of objects at the same place in a and b.

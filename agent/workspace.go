@@ -1,0 +1,30 @@
+package agent
+
+import "path"
+
+// WorkspaceRoots are the runtime workspace roots of a thread that names
+// no environment, as Codex 0.169 derives them: the thread's cwd, then the
+// configured writable roots (sandbox_workspace_write.writable_roots, of
+// config.toml or the request), whatever the sandbox; each cleaned (a
+// relative one against the cwd) and listed once.
+func WorkspaceRoots(s Settings) []string {
+	roots := []string{path.Clean(s.Cwd)}
+	for _, r := range s.Sandbox.WritableRoots {
+		if !path.IsAbs(r) {
+			r = path.Join(s.Cwd, r)
+		}
+		if r = path.Clean(r); !contains(roots, r) {
+			roots = append(roots, r)
+		}
+	}
+	return roots
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
