@@ -44,17 +44,26 @@ func newEventQueue(onEvent func(agent.Event), onDone func()) *eventQueue {
 
 // push appends an event; it never blocks on the consumer.
 func (q *eventQueue) push(turnID string, msg agent.EventMsg) {
+	q.pushAt(turnID, time.Now(), msg)
+}
+
+// pushAt queues msgs in order, each stamped with the same time: events
+// that happen at one instant (an item shown whole: its start and its
+// completion) must not be told apart by when the queue got to them.
+func (q *eventQueue) pushAt(turnID string, at time.Time, msgs ...agent.EventMsg) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return
 	}
-	q.seq++
-	ev := agent.Event{Seq: q.seq, TurnID: turnID, Time: time.Now(), Msg: msg}
-	if q.onEvent != nil {
-		q.onEvent(ev)
+	for _, msg := range msgs {
+		q.seq++
+		ev := agent.Event{Seq: q.seq, TurnID: turnID, Time: at, Msg: msg}
+		if q.onEvent != nil {
+			q.onEvent(ev)
+		}
+		q.pending = append(q.pending, ev)
 	}
-	q.pending = append(q.pending, ev)
 	q.cond.Broadcast()
 }
 

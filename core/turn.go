@@ -271,8 +271,8 @@ func abortedOutput(call prompt.Item) prompt.Item {
 
 func (tr *turn) showUserMessage(in queuedInput) {
 	item := &agent.UserMessage{ID: newUUIDv7(), ClientID: in.clientID, Content: in.input}
-	tr.emit(agent.ItemStarted{Item: item})
-	tr.emit(agent.ItemCompleted{Item: item})
+	// Whole when shown: it starts and completes at one instant.
+	tr.t.q.pushAt(tr.id, time.Now(), agent.ItemStarted{Item: item}, agent.ItemCompleted{Item: item})
 	tr.t.notePreview(in.input)
 }
 
