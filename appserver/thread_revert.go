@@ -23,8 +23,9 @@ func registerThreadRevert(s *Server) {
 // before beforeTurnId, as Codex 0.169's thread/revert: files are left as
 // they are. codexd unloads the thread, cuts its rollout and loads it
 // again, so the model's next request holds only the kept turns; the
-// thread's subscribers stay subscribed. thread/reverted then goes to
-// every connection.
+// thread's subscribers stay subscribed. Its connections see it notLoaded,
+// then idle, then the reload's warnings; then the answer, and
+// thread/reverted goes to every connection.
 func (s *Server) threadRevert(ctx context.Context, c *call, p appproto.ThreadRevertParams) (appproto.ThreadRevertResponse, error) {
 	var none appproto.ThreadRevertResponse
 	id, err := appproto.ParseThreadID(p.ThreadID)
@@ -46,6 +47,12 @@ func (s *Server) threadRevert(ctx context.Context, c *call, p appproto.ThreadRev
 	}
 	active, ephemeral := t.st.active != nil, t.st.info.Ephemeral
 	subscribers := slices.Clone(t.st.subscribers)
+	var reload agent.Overrides
+	if t.st.settings.ServiceTier == "" {
+		// Codex's reload restores the thread's settings, and a service
+		// tier it had none of is restored, and recorded, as "default".
+		reload.ServiceTier = ptr("default")
+	}
 	t.mu.Unlock()
 	switch {
 	case !found:
@@ -59,17 +66,26 @@ func (s *Server) threadRevert(ctx context.Context, c *call, p appproto.ThreadRev
 	if err := rev.RevertThread(ctx, id, p.BeforeTurnID); err != nil {
 		return none, coreError(err)
 	}
-	l, err := s.core.ResumeThread(ctx, id, agent.Overrides{})
+	l, warnings, err := s.resumeWarned(ctx, id, reload)
 	if err != nil {
 		return none, coreError(err)
 	}
-	nt, _ := s.loadThread(l)
+	nt, fresh := s.loadThread(l)
 	if nt == nil {
 		return none, internalError("server is shutting down")
 	}
 	for _, sess := range subscribers {
 		nt.subscribeLocked(sess)
 	}
+	// As Codex: the reloaded thread is idle again, then the reload's
+	// warnings, then the answer and thread/reverted.
+	var out outbox
+	if fresh {
+		nt.st.status = appproto.ThreadStatus{Type: appproto.StatusNotLoaded}
+		nt.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusIdle}, &out)
+	}
+	nt.warnLocked(&out, warnings)
+	out.flush()
 	resp := appproto.ThreadRevertResponse{Thread: nt.wireLocked(false)}
 	resp.Thread.Turns = []appproto.Turn{}
 	c.respond(resp, nil)

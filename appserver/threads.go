@@ -166,6 +166,7 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 			t = nil
 		}
 	}
+	var warnings []string // the load's, sent first, as Codex does
 	if t == nil {
 		// A loaded thread ignores the config, as Codex's does; one loaded
 		// now is held to it.
@@ -180,7 +181,8 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 		if err := s.checkProvider(o.ModelProvider, true); err != nil {
 			return appproto.ThreadResumeResponse{}, s.configErrorFor(ctx, id, err)
 		}
-		l, err := s.core.ResumeThread(ctx, id, o)
+		l, w, err := s.resumeWarned(ctx, id, o)
+		warnings = w
 		if errors.Is(err, agent.ErrThreadNotFound) {
 			return appproto.ThreadResumeResponse{}, invalidRequest("no rollout found for thread id " + id)
 		} else if err != nil {
@@ -194,15 +196,17 @@ func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadRes
 	// snapshot and the subscription are atomic with respect to the
 	// listener: the client gets every event after the snapshot, and none
 	// it already holds.
-	var out outbox
+	var warned, out outbox
 	if fresh {
 		// Loading the thread changed its status for everyone.
 		t.st.status = appproto.ThreadStatus{Type: appproto.StatusNotLoaded}
 		t.setStatusLocked(appproto.ThreadStatus{Type: appproto.StatusIdle}, &out)
 	}
 	t.subscribeLocked(c.sess)
+	t.warnLocked(&warned, warnings)
 	cm := collaborationMode(t.st.settings)
 	resp := appproto.ThreadResumeResponse{ThreadStartResponse: t.startResponseLocked(!p.ExcludeTurns), CollaborationMode: &cm}
+	warned.flush()
 	out.flush() // status first, as Codex does
 	c.respond(resp, nil)
 	s.mcp.startedLocked(t) // a thread loaded now: its MCP servers' startup so far

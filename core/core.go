@@ -411,26 +411,47 @@ func (c *Core) loaded(id string) *thread {
 
 // ResumeThread loads a stored thread.
 func (c *Core) ResumeThread(ctx context.Context, id string, o agent.Overrides) (*agent.Loaded, error) {
+	l, warning, err := c.resumeThread(ctx, id, o)
+	if t := c.loaded(id); err == nil && t != nil && warning != "" {
+		t.q.push("", agent.Warning{Message: warning})
+	}
+	return l, err
+}
+
+// ResumeThreadWarned is ResumeThread handing back the warnings of the
+// load (the model warning) rather than queueing them on the thread, so
+// that the caller can send them before its answer, as Codex 0.169 does.
+func (c *Core) ResumeThreadWarned(ctx context.Context, id string, o agent.Overrides) (*agent.Loaded, []string, error) {
+	l, warning, err := c.resumeThread(ctx, id, o)
+	if err != nil || warning == "" {
+		return l, nil, err
+	}
+	return l, []string{warning}, nil
+}
+
+// resumeThread loads a stored thread; warning is the model warning its
+// load calls for, if any.
+func (c *Core) resumeThread(ctx context.Context, id string, o agent.Overrides) (*agent.Loaded, string, error) {
 	if t := c.loaded(id); t != nil {
-		return t.loadedView(), nil
+		return t.loadedView(), "", nil
 	}
 	if c.cfg.Store == nil {
-		return nil, agent.ErrThreadNotFound
+		return nil, "", agent.ErrThreadNotFound
 	}
 	st, w, err := c.cfg.Store.Resume(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// Codex compares against the model of the last turn, not of the last
 	// recorded settings: until a turn runs, every resume away from it warns.
 	recorded := st.TurnModel
 	l, err := c.loadStored(st, w, o, false)
-	if t := c.loaded(id); err == nil && t != nil && recorded != "" && l.Info.Model != recorded {
-		// Codex 0.169's warning, word for word: clients match it.
-		t.q.push("", agent.Warning{Message: fmt.Sprintf("This session was recorded with model `%s` but is resuming with `%s`. "+
-			"Consider switching back to `%s` as it may affect Codex performance.", recorded, l.Info.Model, recorded)})
+	if err != nil || recorded == "" || l.Info.Model == recorded {
+		return l, "", err
 	}
-	return l, err
+	// Codex 0.169's warning, word for word: clients match it.
+	return l, fmt.Sprintf("This session was recorded with model `%s` but is resuming with `%s`. "+
+		"Consider switching back to `%s` as it may affect Codex performance.", recorded, l.Info.Model, recorded), nil
 }
 
 // loadStored loads a thread rebuilt by the store.

@@ -155,28 +155,45 @@ var appRules = []appRule{
 			}
 		}
 	})},
-	// thread/revert: codexd cuts the thread's rollout in place and
-	// reloads the thread (its connections see it notLoaded on the way),
-	// where Codex writes a new rollout generation and reports the status
-	// changes of its own rebuild; codexd gives no backwards cursors.
+	// thread/revert: codexd cuts the thread's rollout in place, where
+	// Codex writes a new rollout generation, `<rollout>_<uuid>.jsonl`,
+	// which is the thread's path from then on (in every answer and
+	// notification); codexd gives no backwards cursors; and a revert to a
+	// turn the thread lacks is refused before the thread is touched, where
+	// Codex unloads and reloads it first (notLoaded, idle), so Codex's
+	// statuses just before a thread/reverted may hold such pairs before
+	// the revert's own.
 	{id: "revert-reload", fix: func(_ *appSession, it *appItem) {
+		it.codex = revertedPaths(it.codex, it.codexd)
 		if isNotes(it) {
-			for _, side := range []*any{&it.codex, &it.codexd} {
-				l, _ := (*side).([]any)
-				for i, n := range l {
-					if m, _ := n.(map[string]any); m["method"] != "thread/reverted" {
-						continue
-					}
-					j := i
-					for j > 0 {
-						if m, _ := l[j-1].(map[string]any); m["method"] != "thread/status/changed" {
-							break
-						}
-						j--
-					}
-					*side = append(append([]any{}, l[:j]...), l[i:]...)
-					break
+			l, _ := it.codex.([]any)
+			for i, n := range l {
+				if m, _ := n.(map[string]any); m["method"] != "thread/reverted" {
+					continue
 				}
+				var statuses []int
+				for j := i - 1; j >= 0; j-- {
+					m, _ := l[j].(map[string]any)
+					if m["method"] == "thread/status/changed" {
+						statuses = append(statuses, j)
+					} else if m["method"] != "warning" {
+						break
+					}
+				}
+				if len(statuses) > 2 {
+					drop := map[int]bool{}
+					for _, j := range statuses[2:] {
+						drop[j] = true
+					}
+					var kept []any
+					for j, n := range l {
+						if !drop[j] {
+							kept = append(kept, n)
+						}
+					}
+					it.codex = kept
+				}
+				break
 			}
 			return
 		}
@@ -185,13 +202,8 @@ var appRules = []appRule{
 				return
 			}
 			for _, x := range []map[string]any{a, b} {
-				r, _ := x["result"].(map[string]any)
-				if r == nil {
-					continue
-				}
-				r["turnsBackwardsCursor"], r["itemsBackwardsCursor"] = "<cursor>", "<cursor>"
-				if th, ok := r["thread"].(map[string]any); ok {
-					th["path"] = "<path>"
+				if r, _ := x["result"].(map[string]any); r != nil {
+					r["turnsBackwardsCursor"], r["itemsBackwardsCursor"] = "<cursor>", "<cursor>"
 				}
 			}
 		})(nil, it)
@@ -659,6 +671,36 @@ var base64Wording = regexp.MustCompile(`^(Invalid symbol |Invalid last symbol |I
 
 // eachAnswerPair calls f on each pair of answers of a step item, Codex's
 // and codexd's at the same position.
+// revertedPaths is codex with each string that names a reverted
+// thread's rollout generation (`…_<uuid>.jsonl`) replaced by codexd's
+// string at the same place when that is the same name without the
+// generation.
+func revertedPaths(codex, codexd any) any {
+	switch a := codex.(type) {
+	case string:
+		if b, ok := codexd.(string); ok && strings.HasSuffix(a, "_<uuid>.jsonl") && strings.TrimSuffix(a, "_<uuid>.jsonl")+".jsonl" == b {
+			return b
+		}
+	case map[string]any:
+		if b, ok := codexd.(map[string]any); ok {
+			for k, v := range a {
+				if w, ok := b[k]; ok {
+					a[k] = revertedPaths(v, w)
+				}
+			}
+		}
+	case []any:
+		if b, ok := codexd.([]any); ok {
+			for i := range a {
+				if i < len(b) {
+					a[i] = revertedPaths(a[i], b[i])
+				}
+			}
+		}
+	}
+	return codex
+}
+
 func eachAnswerPair(f func(it *appItem, a, b map[string]any)) func(*appSession, *appItem) {
 	return func(_ *appSession, it *appItem) {
 		if isNotes(it) {

@@ -113,3 +113,22 @@ func TestOutputDeltaRuleTakesAgentDeltas(t *testing.T) {
 		t.Errorf("a user shell's missing deltas gave %d defects, want 1", defects)
 	}
 }
+
+// TestRevertedPaths: [revert-reload] takes Codex's rollout generation
+// (`…_<uuid>.jsonl`, a reverted thread's path) as codexd's path of the
+// same rollout, wherever it is, and nothing else.
+func TestRevertedPaths(t *testing.T) {
+	gen := "<$H>/sessions/<day>/rollout-<time>-<$R>_<uuid>.jsonl"
+	plain := "<$H>/sessions/<day>/rollout-<time>-<$R>.jsonl"
+	other := "<$H>/sessions/<day>/rollout-<time>-<$F>.jsonl"
+	codex := map[string]any{"result": map[string]any{"thread": map[string]any{"path": gen},
+		"data": []any{map[string]any{"path": gen}, map[string]any{"path": gen}}}}
+	codexd := map[string]any{"result": map[string]any{"thread": map[string]any{"path": plain},
+		"data": []any{map[string]any{"path": plain}, map[string]any{"path": other}}}}
+	got := canon(revertedPaths(codex, codexd))
+	want := canon(map[string]any{"result": map[string]any{"thread": map[string]any{"path": plain},
+		"data": []any{map[string]any{"path": plain}, map[string]any{"path": gen}}}})
+	if got != want {
+		t.Fatalf("got %s\nwant %s", got, want)
+	}
+}
