@@ -44,7 +44,7 @@ func enumTable(url string, at []string, node, m map[string]any, out *[]problem) 
 				add("expected empty array")
 			}
 		default:
-			add("expected table, found " + tomlKind(val))
+			add("expected table, found " + tomlType(val))
 		}
 		return
 	}
@@ -146,24 +146,4 @@ func variantName(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// tomlKind names a value's TOML type as serde's TOML reader does in
-// "expected table, found ...".
-func tomlKind(v any) string {
-	switch v.(type) {
-	case int64:
-		return "integer"
-	case float64:
-		return "float"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "table"
-	}
-	return "datetime"
 }
