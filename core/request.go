@@ -179,7 +179,7 @@ func (tr *turn) buildRequest() *prompt.Request {
 		Stream:            true,
 		Include:           []string{"reasoning.encrypted_content"},
 		PromptCacheKey:    t.id,
-		ServiceTier:       s.ServiceTier,
+		ServiceTier:       wireServiceTier(s.ServiceTier),
 		ThreadID:          t.id,
 		TurnID:            tr.id,
 		Originator:        t.originator(),
@@ -296,4 +296,14 @@ func installationID(home string) string {
 	}
 	v, _ := installationIDs.LoadOrStore(home, id)
 	return v.(string)
+}
+
+// wireServiceTier is the service_tier a request sends for a thread's tier:
+// none for "default", as Codex 0.169 sends none (a thread/revert records
+// an unset tier as "default").
+func wireServiceTier(tier string) string {
+	if tier == "default" {
+		return ""
+	}
+	return tier
 }
