@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/codexd/codexd/agent"
 	"github.com/codexd/codexd/execclient"
@@ -75,7 +76,7 @@ func (c *Core) selectedExec(ctx context.Context) (cl *execclient.Client, ok bool
 		return nil, false, nil
 	case sel.none:
 		return nil, true, errNoEnvironment
-	case c.cfg.Environments == nil && sel.id == "local":
+	case sel.id == "local" && !c.hasEnvironment(sel.id):
 		return nil, false, nil
 	case c.cfg.Environments == nil:
 		return nil, true, fmt.Errorf("environment `%s` is not configured", sel.id)
@@ -85,6 +86,15 @@ func (c *Core) selectedExec(ctx context.Context) (cl *execclient.Client, ok bool
 		return nil, true, fmt.Errorf("environment `%s`: %w", sel.id, err)
 	}
 	return cl, true, nil
+}
+
+// hasEnvironment: id is configured in the core's environments (the
+// core's own exec-server stands for `local` when it is not).
+func (c *Core) hasEnvironment(id string) bool {
+	if l, ok := c.cfg.Environments.(environmentIDs); ok {
+		return l.Has(id)
+	}
+	return false
 }
 
 // turnEnvironmentID is the environment ctx's turn selects ("" for the
@@ -100,15 +110,65 @@ func lostEnvironmentText(id string, err error) string {
 	return fmt.Sprintf("\n[the exec-server of environment `%s` was lost: %v]\n", id, err)
 }
 
-// defaultEnvironment gives a new thread that names no environment the
-// configured default (environments.toml's `default`), in its cwd.
+// environmentIDs is what package environment's Registry tells of its
+// environments beyond selecting one: their ids (local first, the rest by
+// id) and whether one is configured.
+type environmentIDs interface {
+	IDs() []string
+	Has(id string) bool
+}
+
+// defaultEnvironment gives a thread that names no environment the
+// defaults (defaultEnvironments).
 func (c *Core) defaultEnvironment(s agent.Settings) agent.Settings {
-	switch d := c.cfg.DefaultEnvironment; {
-	case s.Environments != nil || d == "":
-	case d == "none":
-		s.Environments = []agent.Environment{}
-	default:
-		s.Environments = []agent.Environment{{ID: d, Cwd: s.Cwd}}
+	if s.Environments == nil {
+		s.Environments = c.defaultEnvironments(s)
 	}
 	return s
+}
+
+// defaultEnvironments are the environments of a thread that names none,
+// as Codex 0.169 gives them: the configured default (environments.toml's
+// `default`; the core's own exec-server, `local`, when none is set) and
+// then every other environment configured now, by id (Codex: in no fixed
+// order), each in the thread's cwd with its workspace roots. nil when the
+// core's own exec-server is the only one (the thread then follows its
+// cwd); none for a default of "none".
+func (c *Core) defaultEnvironments(s agent.Settings) []agent.Environment {
+	d := c.cfg.DefaultEnvironment
+	if d == "none" {
+		return []agent.Environment{}
+	}
+	var ids []string
+	if l, ok := c.cfg.Environments.(environmentIDs); ok {
+		ids = l.IDs()
+	}
+	if d == "" {
+		d = "local"
+		if len(ids) == 0 || len(ids) == 1 && ids[0] == d {
+			return nil
+		}
+	}
+	roots := agent.WorkspaceRoots(s)
+	env := func(id string) agent.Environment {
+		return agent.Environment{ID: id, Cwd: s.Cwd, RuntimeWorkspaceRoots: slices.Clone(roots)}
+	}
+	envs := []agent.Environment{env(d)}
+	for _, id := range ids {
+		if id != d {
+			envs = append(envs, env(id))
+		}
+	}
+	return envs
+}
+
+// followCwd gives a thread whose overrides o name a cwd (even the one it
+// has) and no environments the defaults anew, in that cwd, as Codex
+// 0.169 does, whatever environments it had; s is o applied.
+func (c *Core) followCwd(o agent.Overrides, s agent.Settings) agent.Settings {
+	if o.Cwd == nil || o.Environments != nil {
+		return s
+	}
+	s.Environments = nil
+	return c.defaultEnvironment(s)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -407,5 +408,67 @@ func TestEnvironmentsDefault(t *testing.T) {
 	}
 	if evs := until(t, th, isTurnCompleted); len(itemsCompleted[*agent.CommandExecution](evs)) != 0 {
 		t.Fatalf("without a default environment a command ran: %s", describe(evs))
+	}
+}
+
+// A new thread that names no environment gets, as in Codex 0.169, every
+// configured environment: the default first (the core's own exec-server,
+// `local`, when none is configured), then the others by id (Codex: in no
+// fixed order), each in the thread's cwd with its workspace roots (the
+// cwd and the writable roots). They are fixed when the thread starts (an
+// environment added later is not among them); its tools run on the first.
+// A cwd given to a turn or a settings update (even the thread's own)
+// without environments gives the thread the defaults anew, in that cwd,
+// as Codex does, even after it named its own.
+func TestEnvironmentsDefaultAll(t *testing.T) {
+	url, root := envServer(t)
+	reg := environment.New(environment.Options{})
+	t.Cleanup(func() { reg.Close() })
+	for _, id := range []string{"x", "a"} {
+		if err := reg.Add(environment.AddParams{ID: id, URL: url}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, scriptedByInput(), func(c *Config) { c.Environments = reg })
+	ww := agent.SandboxPolicy{Mode: agent.SandboxWorkspaceWrite, WritableRoots: []string{root + "/extra/"}}
+	cwd := t.TempDir()
+	th := h.start(agent.Overrides{Cwd: &cwd, Sandbox: &ww})
+	ids := func(envs []agent.Environment, cwd string, roots ...string) string {
+		var b strings.Builder
+		for _, e := range envs {
+			fmt.Fprintf(&b, "%s", e.ID)
+			if e.Cwd != cwd || !slices.Equal(e.RuntimeWorkspaceRoots, append([]string{cwd}, roots...)) {
+				fmt.Fprintf(&b, "(%s %q)", e.Cwd, e.RuntimeWorkspaceRoots)
+			}
+			b.WriteString(" ")
+		}
+		return b.String()
+	}
+	if got := ids(th.Settings().Environments, cwd, root+"/extra"); got != "local a x " {
+		t.Fatalf("environments %s", got)
+	}
+	if err := reg.Add(environment.AddParams{ID: "b", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:pwd")}); out != cwd+"\n" {
+		t.Fatalf("ran in %q", out)
+	}
+	if got := ids(th.Settings().Environments, cwd, root+"/extra"); got != "local a x " {
+		t.Fatalf("after an environment was added: %s", got)
+	}
+	if out := envToolOutput(t, th, agent.UserInput{Input: text("RUN:pwd"), Overrides: agent.Overrides{Cwd: &root}}); out != root+"\n" {
+		t.Fatalf("after a change of cwd ran in %q", out)
+	}
+	if got := ids(th.Settings().Environments, root, root+"/extra"); got != "local a b x " {
+		t.Fatalf("after a change of cwd: %s", got)
+	}
+	own := []agent.Environment{{ID: "x", Cwd: root, RuntimeWorkspaceRoots: []string{root}}}
+	h.submit(th, agent.UpdateSettings{Overrides: agent.Overrides{Environments: &own}})
+	if got := ids(th.Settings().Environments, root); got != "x " {
+		t.Fatalf("named: %s", got)
+	}
+	h.submit(th, agent.UpdateSettings{Overrides: agent.Overrides{Cwd: &root}})
+	if got := ids(th.Settings().Environments, root, root+"/extra"); got != "local a b x " {
+		t.Fatalf("after its own cwd was given again: %s", got)
 	}
 }

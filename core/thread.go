@@ -82,7 +82,7 @@ func (t *thread) signal() {
 // thread/settings/updated only for a real change, and before the
 // turn/started of the turn whose overrides made it.
 func (t *thread) applySettingsLocked(o agent.Overrides) {
-	s := o.Apply(t.settings)
+	s := t.core.followCwd(o, o.Apply(t.settings))
 	if sameSettings(s, t.settings) {
 		return
 	}

@@ -5,6 +5,7 @@ package integration
 import (
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -522,6 +523,25 @@ var appRules = []appRule{
 	// a directory, unreadable, a thread without environment access); Codex
 	// runs the turn, and what follows differs.
 	{id: "image-missing-refused", declared: true},
+	// The default environments of a new thread after the first: codexd
+	// lists them by id, Codex 0.169 in its hash map's order, which
+	// changes from run to run; both are sorted.
+	{id: "default-environments-order", fix: func(_ *appSession, it *appItem) {
+		for _, v := range []any{it.codex, it.codexd} {
+			walkMaps(v, func(m map[string]any) {
+				envs, ok := m["environments"].([]any)
+				if !ok || len(envs) < 3 {
+					return
+				}
+				id := func(x any) string {
+					e, _ := x.(map[string]any)
+					s, _ := e["environmentId"].(string)
+					return s
+				}
+				sort.SliceStable(envs[1:], func(i, j int) bool { return id(envs[1+i]) < id(envs[1+j]) })
+			})
+		}
+	}},
 	// codexd keeps the configured writable roots of a workspace-write
 	// thread only; Codex 0.169 adds them to the workspace roots of a
 	// thread under any sandbox.
