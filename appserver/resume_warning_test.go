@@ -63,9 +63,10 @@ func TestResumeWarningAgainstLastTurn(t *testing.T) {
 	unload(id)
 	resume(id, "mock-model") // warns
 
-	// A resume's warning goes out through the thread's own queue, after
-	// the answer: wait for the last one (under load it can come after a
-	// barrier's round trip), then for anything queued behind it.
+	// Wait for the last warning itself (it once went out through the
+	// thread's queue, after the answer, and under load came after a
+	// barrier's round trip; since 52a70c7 it comes before the answer, as
+	// Codex's does), then for anything queued behind it.
 	c.next("the last resume's warning", func(m *wmsg) bool {
 		return m.Method == "warning" && strings.Contains(string(m.Params), "is resuming with `mock-model`")
 	})
