@@ -305,6 +305,12 @@ func (cfg *Config) apply(fc *fileConfig, file string, opts LoadOptions) error {
 		cfg.Profile = profile
 	}
 
+	// Codex 0.169 refuses the policy from its configuration (not from its
+	// flag), and will not start.
+	if cfg.ApprovalPolicy == ApprovalUntrusted {
+		return &Error{File: approvalSource(file, opts.Overrides), Msg: `approval_policy = "untrusted" is no longer supported; remove this setting`}
+	}
+
 	if opts.Model != "" {
 		cfg.Model = opts.Model
 	}
@@ -324,6 +330,17 @@ func (cfg *Config) apply(fc *fileConfig, file string, opts LoadOptions) error {
 		cfg.SandboxMode = opts.SandboxMode
 	}
 	return nil
+}
+
+// approvalSource names where approval_policy came from: the last -c that
+// set it, else the file.
+func approvalSource(file string, overrides []string) string {
+	for i := len(overrides) - 1; i >= 0; i-- {
+		if o, err := ParseOverride(overrides[i]); err == nil && len(o.Path) == 1 && o.Path[0] == "approval_policy" {
+			return "-c " + o.Text
+		}
+	}
+	return file
 }
 
 func granularTable(t map[string]any) (map[string]any, bool) {

@@ -45,7 +45,7 @@ func TestOverridesApplyBeforeProfile(t *testing.T) {
 	cfg, err := parseFile(t, "observed.toml", LoadOptions{Overrides: []string{
 		"model_providers.mock.base_url=http://127.0.0.1:9/v1",
 		"model_providers.mock.stream_idle_timeout_ms=5",
-		"approval_policy=untrusted",
+		"approval_policy=on-failure",
 		"model=override-model",
 	}})
 	if err != nil {
@@ -56,7 +56,7 @@ func TestOverridesApplyBeforeProfile(t *testing.T) {
 		cfg.Provider.EnvKey != "MOCK_API_KEY" || cfg.Provider.Name != "Mock Responses" {
 		t.Fatalf("provider %+v", cfg.Provider)
 	}
-	if cfg.ApprovalPolicy != ApprovalUntrusted || cfg.Model != "override-model" {
+	if cfg.ApprovalPolicy != ApprovalOnFailure || cfg.Model != "override-model" {
 		t.Fatalf("%+v", cfg)
 	}
 	// Raw shows the overridden tree.

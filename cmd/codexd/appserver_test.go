@@ -23,6 +23,8 @@ func TestAppServerUsage(t *testing.T) {
 	}{
 		{[]string{"app-server", "--sandbox", "bogus"}, 2, "want read-only"},
 		{[]string{"app-server", "-c", "model_provider=nope"}, 1, "nope"},
+		// As Codex 0.169, which exits 1 at start.
+		{[]string{"app-server", "-c", "approval_policy=untrusted"}, 1, `-c approval_policy=untrusted: approval_policy = "untrusted" is no longer supported; remove this setting`},
 		{[]string{"app-server", "--listen", "tcp://x"}, 2, "unknown scheme"},
 		{[]string{"app-server", "--listen", "ws://0.0.0.0:0", "--bench-instant-core", "1"}, 2, "--insecure-no-auth"},
 		{[]string{"app-server", "extra"}, 2, "unexpected argument"},
