@@ -60,8 +60,10 @@ func validateConfig(cfg map[string]any) []config.TypeError {
 		}
 		s, isStr := v.(string)
 		if !isStr {
-			if _, isMap := v.(map[string]any); isMap && e.key == "approval_policy" {
-				continue // {granular = {...}}
+			if _, isMap := v.(map[string]any); isMap {
+				// An enum's table form ({granular = {...}}, {low = {}}):
+				// config.CodexTypeErrors words it as Codex 0.169 does.
+				continue
 			}
 			// What serde's TOML reader says of a non-string enum value,
 			// as Codex 0.169 answered for model_verbosity = 3.

@@ -59,6 +59,11 @@ func (m *SandboxMode) UnmarshalText(b []byte) error {
 	return setEnum((*string)(m), string(b), sandboxModes)
 }
 
+// UnmarshalTOML accepts a mode or its table form (see unitVariant).
+func (m *SandboxMode) UnmarshalTOML(v any) error {
+	return unitVariant((*string)(m), v, sandboxModes)
+}
+
 // ReasoningSummary is model_reasoning_summary.
 type ReasoningSummary string
 
@@ -69,6 +74,11 @@ func (s *ReasoningSummary) UnmarshalText(b []byte) error {
 	return setEnum((*string)(s), string(b), reasoningSummaries)
 }
 
+// UnmarshalTOML accepts a summary or its table form (see unitVariant).
+func (s *ReasoningSummary) UnmarshalTOML(v any) error {
+	return unitVariant((*string)(s), v, reasoningSummaries)
+}
+
 // Verbosity is model_verbosity (the Responses API's text.verbosity).
 type Verbosity string
 
@@ -77,6 +87,11 @@ var verbosities = []string{"low", "medium", "high"}
 // UnmarshalText accepts low, medium and high.
 func (v *Verbosity) UnmarshalText(b []byte) error {
 	return setEnum((*string)(v), string(b), verbosities)
+}
+
+// UnmarshalTOML accepts a verbosity or its table form (see unitVariant).
+func (v *Verbosity) UnmarshalTOML(x any) error {
+	return unitVariant((*string)(v), x, verbosities)
 }
 
 // ReasoningEffort is model_reasoning_effort. Codex 0.169 takes any
@@ -133,6 +148,45 @@ func setEnum(dst *string, v string, allowed []string) error {
 	}
 	*dst = v
 	return nil
+}
+
+// unitVariant sets dst to the variant v names, as Codex 0.169 reads an
+// enum of unit variants: a string, or a table of one key, the variant,
+// whose value is an empty table or array (low = {} is low, observed
+// through config/value/write).
+func unitVariant(dst *string, v any, allowed []string) error {
+	switch x := v.(type) {
+	case string:
+		return setEnum(dst, x, allowed)
+	case map[string]any:
+		if len(x) != 1 {
+			return fmt.Errorf("wanted exactly 1 element, found %d elements", len(x))
+		}
+		for k, val := range x {
+			if !slices.Contains(allowed, k) {
+				return unknownVariant(k, allowed)
+			}
+			switch y := val.(type) {
+			case map[string]any:
+				if len(y) > 0 {
+					return fmt.Errorf("expected empty table")
+				}
+			case []any:
+				if len(y) > 0 {
+					return fmt.Errorf("expected empty array")
+				}
+			case []map[string]any:
+				if len(y) > 0 {
+					return fmt.Errorf("expected empty array")
+				}
+			default:
+				return fmt.Errorf("expected table, found %s", tomlType(val))
+			}
+			*dst = k
+		}
+		return nil
+	}
+	return fmt.Errorf("invalid type %s, expected a string", tomlType(v))
 }
 
 func unknownVariant(v string, allowed []string) error {
