@@ -81,6 +81,10 @@ type Settings struct {
 	// current one: nil means the default environment, empty (non-nil) none
 	// (every tool that needs a machine refuses).
 	Environments []Environment
+	// RuntimeWorkspaceRoots are the workspace roots a client asked for
+	// (thread/start's or turn/start's runtimeWorkspaceRoots); nil means
+	// the derived ones (WorkspaceRoots).
+	RuntimeWorkspaceRoots []string
 }
 
 // Environment selects an environment (an exec-server, by id) and where in
@@ -112,6 +116,9 @@ type Overrides struct {
 	// Environments, when set, replaces the environments (an empty slice
 	// selects none).
 	Environments *[]Environment
+	// RuntimeWorkspaceRoots, when set, replaces the requested workspace
+	// roots.
+	RuntimeWorkspaceRoots *[]string
 }
 
 // Apply returns s with o applied.
@@ -144,6 +151,9 @@ func (o Overrides) Apply(s Settings) Settings {
 	set(&s.CollaborationMode, o.CollaborationMode)
 	if o.Environments != nil {
 		s.Environments = append([]Environment{}, (*o.Environments)...)
+	}
+	if o.RuntimeWorkspaceRoots != nil {
+		s.RuntimeWorkspaceRoots = append([]string{}, (*o.RuntimeWorkspaceRoots)...)
 	}
 	return s
 }

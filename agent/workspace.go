@@ -3,13 +3,20 @@ package agent
 import "path"
 
 // WorkspaceRoots are the runtime workspace roots of a thread that names
-// no environment, as Codex 0.169 derives them: the thread's cwd, then the
-// configured writable roots (sandbox_workspace_write.writable_roots, of
-// config.toml or the request), whatever the sandbox; each cleaned (a
-// relative one against the cwd) and listed once.
+// no environment, as Codex 0.169 derives them: the roots the client asked
+// for (Settings.RuntimeWorkspaceRoots), when it did; otherwise the
+// thread's cwd, then the configured writable roots
+// (sandbox_workspace_write.writable_roots, of config.toml or the request),
+// whatever the sandbox. Each is cleaned (a relative one against the cwd)
+// and listed once.
 func WorkspaceRoots(s Settings) []string {
-	roots := []string{path.Clean(s.Cwd)}
-	for _, r := range s.Sandbox.WritableRoots {
+	var roots, from []string
+	if s.RuntimeWorkspaceRoots != nil {
+		roots, from = []string{}, s.RuntimeWorkspaceRoots
+	} else {
+		roots, from = []string{path.Clean(s.Cwd)}, s.Sandbox.WritableRoots
+	}
+	for _, r := range from {
 		if !path.IsAbs(r) {
 			r = path.Join(s.Cwd, r)
 		}

@@ -56,6 +56,9 @@ func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStar
 	if o.Environments, err = s.environmentsOverride(p.Environments); err != nil {
 		return appproto.ThreadStartResponse{}, err
 	}
+	if p.RuntimeWorkspaceRoots != nil {
+		o.RuntimeWorkspaceRoots = &p.RuntimeWorkspaceRoots
+	}
 	noTools := rc.noTools()
 	l, err := s.core.StartThread(ctx, agent.StartOptions{Overrides: o, Ephemeral: deref(p.Ephemeral), Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,

@@ -61,6 +61,9 @@ func (s *Server) turnStart(ctx context.Context, c *call, p appproto.TurnStartPar
 	if o.Environments, err = s.environmentsOverride(p.Environments); err != nil {
 		return appproto.TurnStartResponse{}, err
 	}
+	if p.RuntimeWorkspaceRoots != nil {
+		o.RuntimeWorkspaceRoots = &p.RuntimeWorkspaceRoots
+	}
 	in := agent.UserInput{Input: agentInputs(p.Input), ClientID: deref(p.ClientUserMessageID), Overrides: o}
 	if p.OutputSchema != nil && string(p.OutputSchema) != "null" {
 		in.OutputSchema = p.OutputSchema

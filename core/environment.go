@@ -163,10 +163,11 @@ func (c *Core) defaultEnvironments(s agent.Settings) []agent.Environment {
 }
 
 // followCwd gives a thread whose overrides o name a cwd (even the one it
-// has) and no environments the defaults anew, in that cwd, as Codex
-// 0.169 does, whatever environments it had; s is o applied.
+// has) or runtime workspace roots, and no environments, the defaults
+// anew, in that cwd with those roots, as Codex 0.169 does, whatever
+// environments it had; s is o applied.
 func (c *Core) followCwd(o agent.Overrides, s agent.Settings) agent.Settings {
-	if o.Cwd == nil || o.Environments != nil {
+	if o.Cwd == nil && o.RuntimeWorkspaceRoots == nil || o.Environments != nil {
 		return s
 	}
 	s.Environments = nil
