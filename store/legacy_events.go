@@ -82,6 +82,9 @@ type settingsV1 struct {
 	// Granular: the flags of a granular approval policy (Approval
 	// "granular"), in Codex's GranularApprovalConfig names.
 	Granular *granularV1 `json:"granular,omitzero"`
+	// RuntimeWorkspaceRoots: absent is the derived roots (the cwd and the
+	// writable roots), [] none.
+	RuntimeWorkspaceRoots *[]string `json:"runtime_workspace_roots,omitzero"`
 }
 
 type granularV1 struct {
@@ -241,8 +244,16 @@ func encodeSettings(s agent.Settings) settingsV1 {
 		PermissionProfile: s.PermissionProfile, ReasoningEffort: s.ReasoningEffort,
 		ReasoningSummary: s.ReasoningSummary, Personality: s.Personality, ServiceTier: s.ServiceTier,
 		CollaborationMode: s.CollaborationMode, Environments: encodeEnvironments(s.Environments),
-		Granular: encodeGranular(s.Granular),
+		Granular: encodeGranular(s.Granular), RuntimeWorkspaceRoots: optRoots(s.RuntimeWorkspaceRoots),
 	}
+}
+
+// optRoots is roots for a member that tells nil (absent) from empty.
+func optRoots(roots []string) *[]string {
+	if roots == nil {
+		return nil
+	}
+	return &roots
 }
 
 func encodeEnvironments(envs []agent.Environment) *[]environmentV1 {
@@ -279,8 +290,15 @@ func decodeSettings(s settingsV1) agent.Settings {
 		PermissionProfile: s.PermissionProfile, ReasoningEffort: s.ReasoningEffort,
 		ReasoningSummary: s.ReasoningSummary, Personality: s.Personality, ServiceTier: s.ServiceTier,
 		CollaborationMode: s.CollaborationMode, Environments: decodeEnvironments(s.Environments),
-		Granular: decodeGranular(s.Granular),
+		Granular: decodeGranular(s.Granular), RuntimeWorkspaceRoots: derefRoots(s.RuntimeWorkspaceRoots),
 	}
+}
+
+func derefRoots(roots *[]string) []string {
+	if roots == nil {
+		return nil
+	}
+	return append([]string{}, (*roots)...)
 }
 
 func encodeMetaV1(m ThreadMeta) *metaV1 {
