@@ -13,7 +13,9 @@
 // (procs.EnableSubreaper) keeps orphans that double-fork or setsid in its
 // tree. When a descendant's descriptors cannot be read (it made itself
 // non-dumpable) and the socket is found nowhere else, the peer cannot be
-// cleared, and counts as a descendant.
+// cleared, and counts as a descendant. A socket this process holds itself
+// is its own connection, whatever child holds a copy (every command holds
+// one between its fork and its exec).
 //
 // It never signals or touches the processes it reads, and knows no
 // protocol. Off Linux it finds no descendant.

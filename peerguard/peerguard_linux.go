@@ -73,23 +73,40 @@ func tcpPeerIsDescendant(server, client netip.AddrPort) (bool, error) {
 		return false, nil // gone already: nobody can talk through it
 	}
 	target := "socket:[" + inode + "]"
+	// A connection this process made is its own, even though a child
+	// forked meanwhile holds a copy of every descriptor until its exec
+	// closes them: a command started at the moment this process connects
+	// must not make the connection a descendant's.
+	if held, _ := holds("/proc/self/fd", target); held {
+		return false, nil
+	}
 	unreadable := false
 	for _, pid := range order {
-		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			if errors.Is(err, os.ErrPermission) {
-				unreadable = true
-			}
-			continue // exited meanwhile
+		held, err := holds("/proc/"+strconv.Itoa(pid)+"/fd", target)
+		if held {
+			return true, nil
 		}
-		for _, e := range ents {
-			if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == target {
-				return true, nil
-			}
+		if errors.Is(err, os.ErrPermission) {
+			unreadable = true
 		}
+		// Any other error: exited meanwhile.
 	}
 	return unreadable, nil
+}
+
+// holds reports whether one of the descriptors in dir (a /proc/PID/fd)
+// is target.
+func holds(dir, target string) (bool, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == target {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // socketInode is the inode of the TCP socket whose local end is local and

@@ -155,6 +155,42 @@ func TestDescendantsAreFoundAfterSetsid(t *testing.T) {
 	}
 }
 
+// TestOwnClientHeldByChild: a connection this process made is its own
+// even while a child holds a copy of the socket, as every command forked
+// by the exec-server does between its fork and its exec. Before, such a
+// connection made at the moment a command started was refused (the 403
+// of TestEnvironmentsTwoThreadsTwoServers under load).
+func TestOwnClientHeldByChild(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	own, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	sc := accept(t, ln)
+	defer sc.Close()
+	f, err := own.(*net.TCPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child keeps the copy across its exec, so it holds the socket
+	// for as long as it lives, not only for the window a fork leaves.
+	cmd := exec.Command("sleep", "30")
+	cmd.ExtraFiles = []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	f.Close()
+	if d, err := IsDescendant(sc); d || err != nil {
+		t.Fatalf("this process's own client, a copy held by a child: descendant %v %v", d, err)
+	}
+}
+
 // BenchmarkIsDescendantTCP is the cost a loopback WebSocket connection
 // pays for the check: the /proc scan of every process's parent, the
 // socket table, and the descendants' descriptors.
