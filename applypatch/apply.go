@@ -17,9 +17,10 @@ var ErrNoFiles = errors.New("No files were modified.")
 
 // WriteError is a write that failed after verification. Files listed in
 // Written were already changed (in patch order); nothing after the failing
-// change was attempted. Its Error text is Codex's ("Failed to write file
-// /abs: ...", "Failed to delete file /abs: ...", "Failed to remove
-// original /abs: ...", "Failed to create parent directories for /abs: ...").
+// change was attempted. Its Error text is Codex 0.169's, which names the
+// operation and the path but not the cause ("Failed to write file /abs",
+// "Failed to delete file /abs", "Failed to remove original /abs", "Failed
+// to create parent directories for /abs"); Err is the cause.
 type WriteError struct {
 	Path    string
 	Message string
@@ -69,8 +70,12 @@ func (p *Plan) Apply(ctx context.Context, fsys FS) (*Result, error) {
 	}
 	r := &Result{}
 	fail := func(path, context string, err error) (*Result, error) {
-		return r, &WriteError{Path: path, Message: context + ": " + ioMessage(err), Err: err,
+		return r, &WriteError{Path: path, Message: context, Err: err,
 			Written: append([]string(nil), r.Written...)}
+	}
+	if b := p.blocked; b != nil {
+		// Codex would write the hunks before it, then fail here.
+		return fail(b.path, "Failed to write file "+b.path, b.errno)
 	}
 	for _, c := range p.Changes {
 		if err := ctx.Err(); err != nil {

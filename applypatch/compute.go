@@ -67,6 +67,23 @@ type Plan struct {
 	// Patch is the patch text as a standalone apply_patch argument.
 	Patch   string
 	Changes []Change
+
+	// blocked is the first write Compute foresaw failing (a file where a
+	// directory is or will be, or under a file). Codex 0.169 verifies such
+	// a patch and fails writing it, after the hunks before; [Plan.Apply]
+	// fails the same way but before writing anything.
+	blocked *blockedWrite
+}
+
+// blockedWrite is a write that cannot succeed: path, and the errno writing
+// it would meet.
+type blockedWrite struct {
+	path  string
+	errno syscall.Errno
+}
+
+func (b *blockedWrite) Error() string {
+	return "Failed to write file " + b.path + ": " + ioMessage(b.errno)
 }
 
 // Empty reports a patch with no hunks ("*** Begin Patch\n*** End Patch").
@@ -233,9 +250,10 @@ func (o *overlay) wrote(path string, content *string) {
 	}
 }
 
-// writeVerifyError is the error Apply would meet writing path.
-func writeVerifyError(path string, errno syscall.Errno) *VerifyError {
-	return &VerifyError{Path: path, Message: "Failed to write file " + path + ": " + ioMessage(errno), Err: errno}
+// writeVerifyError is the failure Apply would meet writing path; Compute
+// records it in the plan (see Plan.blocked) rather than failing.
+func writeVerifyError(path string, errno syscall.Errno) *blockedWrite {
+	return &blockedWrite{path: path, errno: errno}
 }
 
 // Compute verifies p against the files under cwd (an absolute directory)
@@ -254,7 +272,7 @@ func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) 
 		switch h.Kind {
 		case KindAdd:
 			old, raw, err := o.peek(ctx, path)
-			if err != nil {
+			if err = plan.block(err); err != nil {
 				return nil, err
 			}
 			c.clobber(raw)
@@ -286,7 +304,7 @@ func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) 
 			}
 			if c.MovePath != "" && c.MovePath != path {
 				prev, raw, err := o.peek(ctx, c.MovePath)
-				if err != nil {
+				if err = plan.block(err); err != nil {
 					return nil, err
 				}
 				c.OverwrittenMove = prev
@@ -301,6 +319,19 @@ func Compute(ctx context.Context, fsys FS, cwd string, p *Patch) (*Plan, error) 
 		plan.Changes = append(plan.Changes, c)
 	}
 	return plan, nil
+}
+
+// block records a foreseen write failure (the first one counts) and
+// returns any other error.
+func (p *Plan) block(err error) error {
+	var b *blockedWrite
+	if !errors.As(err, &b) {
+		return err
+	}
+	if p.blocked == nil {
+		p.blocked = b
+	}
+	return nil
 }
 
 // replacement replaces old lines [start, start+oldLen) with lines.

@@ -30,16 +30,19 @@
 //     Hunks are simulated in order over an overlay of what earlier hunks
 //     changed, so a later hunk sees an earlier one's result exactly as
 //     applying them in order would. Anything that cannot be applied (a
-//     context that is not found, a file that does not exist, a directory
-//     where a file should be, a file where a directory must be) is reported
-//     here, before any write.
+//     context that is not found, a file that does not exist or is a
+//     directory) is a *[VerifyError] here, before any write. A write that
+//     is bound to fail (a file where a directory is or will be, or under a
+//     file) verifies in Codex 0.169 and fails writing; Compute notes it in
+//     the plan, and step 4 fails with it before writing anything.
 //  3. [Rebase], when time passed since step 2 (an approval prompt),
 //     computes the patch again over the files as they are now, keeping what
 //     was written to them meanwhile, and returns a *[ConflictError] where
 //     applying it would lose any of that.
 //  4. [Plan.Apply] writes the verified changes in patch order. A write that
 //     fails midway (the disk, a permission, a race with another writer)
-//     returns a *[WriteError] naming the files already written.
+//     returns a *[WriteError] naming the files already written; its text is
+//     Codex's, the operation and the path without the cause.
 //
 // [Intercept] recognises a patch sent through the shell (`apply_patch
 // <<'EOF' ... EOF`, optionally after `cd DIR &&`, inside `bash -lc`),

@@ -10,9 +10,11 @@ import (
 	"testing"
 )
 
-// A patch whose file must go where a file (not a directory) is, on disk or
-// as an earlier hunk leaves it, cannot be applied: Compute must say so, so
-// that Apply never writes the hunks before it and then fails.
+// A patch whose file must go where a file (not a directory) is, or where a
+// directory is, on disk or as an earlier hunk leaves it, cannot be applied.
+// Codex 0.169 verifies it and fails writing, after the hunks before it:
+// "Failed to write file /abs" (the fileChange item failed). Compute foresees
+// it, so that Apply fails the same way without writing anything.
 func TestComputeRefusesWritesUnderAFile(t *testing.T) {
 	cases := []struct {
 		name, patch string
@@ -34,24 +36,36 @@ func TestComputeRefusesWritesUnderAFile(t *testing.T) {
 			"d2", "Is a directory (os error 21)", syscall.EISDIR},
 		{"move onto a directory an earlier hunk makes", "*** Add File: d3/b.txt\n+x\n*** Update File: src.txt\n*** Move to: d3\n@@\n-s\n+S",
 			"d3", "Is a directory (os error 21)", syscall.EISDIR},
+		{"add onto a directory", "*** Add File: ok.txt\n+1\n*** Add File: dir\n+x", "dir", "Is a directory (os error 21)", syscall.EISDIR},
+		{"move onto a directory", "*** Add File: ok.txt\n+1\n*** Update File: src.txt\n*** Move to: dir\n@@\n-s\n+S",
+			"dir", "Is a directory (os error 21)", syscall.EISDIR},
+		{"the first of two", "*** Add File: file/b.txt\n+x\n*** Add File: dir\n+x", "file/b.txt", "Not a directory (os error 20)", syscall.ENOTDIR},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for name, content := range map[string]string{"file": "f\n", "src.txt": "s\n"} {
+			for name, content := range map[string]string{"file": "f\n", "src.txt": "s\n", "dir/in.txt": "i\n"} {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+					t.Fatal(err)
+				}
 				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
 			before := readTree(t, dir)
-			_, err := Compute(context.Background(), LocalFS{}, dir, mustParse(t, wrap(c.patch)))
-			var ve *VerifyError
-			if !errors.As(err, &ve) {
-				t.Fatalf("Compute: %v (%T), want a *VerifyError", err, err)
+			plan, err := Compute(context.Background(), LocalFS{}, dir, mustParse(t, wrap(c.patch)))
+			if err != nil {
+				t.Fatalf("Compute: %v", err)
 			}
 			full := filepath.Join(dir, c.wantPath)
-			if want := "Failed to write file " + full + ": " + c.wantMsg; err.Error() != want || ve.Path != full || !errors.Is(err, c.wantErr) {
-				t.Fatalf("error %q (path %q), want %q", err, ve.Path, want)
+			if b := plan.blocked; b == nil || b.Error() != "Failed to write file "+full+": "+c.wantMsg {
+				t.Fatalf("foreseen %v, want %s: %s", b, full, c.wantMsg)
+			}
+			res, err := plan.Apply(context.Background(), LocalFS{})
+			var we *WriteError
+			if !errors.As(err, &we) || err.Error() != "Failed to write file "+full || we.Path != full ||
+				!errors.Is(err, c.wantErr) || len(we.Written) != 0 || len(res.Written) != 0 {
+				t.Fatalf("Apply: %v (%T), want Failed to write file %s and nothing written", err, err, full)
 			}
 			if after := readTree(t, dir); after != before {
 				t.Fatalf("the directory changed:\n%s", after)
@@ -100,9 +114,14 @@ func TestComputeRefusesWritesUnderAFileThroughAnOpaqueFS(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("f\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Compute(context.Background(), opaqueFS{}, dir, mustParse(t, wrap("*** Add File: ok.txt\n+1\n*** Add File: file/sub/b.txt\n+x")))
-	var ve *VerifyError
-	if !errors.As(err, &ve) || !errors.Is(err, syscall.ENOTDIR) {
-		t.Fatalf("Compute: %v, want a refusal", err)
+	plan, err := Compute(context.Background(), opaqueFS{}, dir, mustParse(t, wrap("*** Add File: ok.txt\n+1\n*** Add File: file/sub/b.txt\n+x")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Apply(context.Background(), opaqueFS{}); !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("Apply: %v, want ENOTDIR", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ok.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ok.txt was written: %v", err)
 	}
 }

@@ -87,8 +87,8 @@ func TestExecFSErrorKinds(t *testing.T) {
 }
 
 // TestPatchWriteErrorText: a write that fails after verification tells
-// the model what Codex's would: "Failed to write file PATH: Is a directory
-// (os error 21)", not the text of a Go error wrapped around it.
+// the model what Codex 0.169's does, "Failed to write file PATH" (no
+// cause), and the error keeps the exec-server's errno (EISDIR).
 func TestPatchWriteErrorText(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "f.txt")
@@ -111,8 +111,8 @@ func TestPatchWriteErrorText(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = plan.Apply(ctx, fsys)
-	want := "Failed to write file " + target + ": Is a directory (os error 21)"
-	if err == nil || err.Error() != want {
+	want := "Failed to write file " + target
+	if err == nil || err.Error() != want || !errors.Is(err, syscall.EISDIR) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 }
