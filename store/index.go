@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -20,12 +21,16 @@ import (
 // a file of another version is dropped and rebuilt from the rollouts.
 // 3: rollouts are in Codex's format; the rebuild converts older ones (migrate.go).
 // 4: rows hold the reasoning effort last recorded.
-const schemaVersion = 4
+// 5: rows hold the cwd the thread started in (start_cwd), which listing
+// reports and filters by.
+const schemaVersion = 5
 
 // schema: one row per stored thread. Times are Unix nanoseconds. search is
 // the lowercased preview and name, for a case-insensitive substring filter
 // that does not depend on SQLite's ASCII-only lower(). size and mtime are
 // the rollout's as last indexed: a file that differs is re-read on rescan.
+// cwd is the thread's latest, start_cwd the one it started in (its
+// meta's), which Codex 0.169's thread/list reports and filters by.
 // foreign lists files under the rollout directories that are not ours, so
 // that a rescan need not re-read them while they are unchanged.
 const schema = `
@@ -48,12 +53,13 @@ CREATE TABLE threads (
 	cli_version    TEXT NOT NULL,
 	archived       INTEGER NOT NULL,
 	size           INTEGER NOT NULL,
-	mtime          INTEGER NOT NULL
+	mtime          INTEGER NOT NULL,
+	start_cwd      TEXT NOT NULL
 );
 CREATE INDEX threads_created ON threads (archived, created_at, id);
 CREATE INDEX threads_updated ON threads (archived, updated_at, id);
-CREATE INDEX threads_cwd_created ON threads (archived, cwd, created_at, id);
-CREATE INDEX threads_cwd_updated ON threads (archived, cwd, updated_at, id);
+CREATE INDEX threads_cwd_created ON threads (archived, start_cwd, created_at, id);
+CREATE INDEX threads_cwd_updated ON threads (archived, start_cwd, updated_at, id);
 CREATE TABLE foreign_files (
 	path  TEXT PRIMARY KEY,
 	size  INTEGER NOT NULL,
@@ -73,6 +79,9 @@ type index struct {
 type row struct {
 	info        agent.ThreadInfo
 	size, mtime int64
+	// startCwd is the cwd the thread started in (its meta's; info.Cwd
+	// when that has none).
+	startCwd string
 }
 
 // stamp is what a rescan compares with the file on disk.
@@ -155,20 +164,20 @@ func prepareIndex(ctx context.Context, db *sql.DB) (fresh bool, err error) {
 func (x *index) close() error { return x.db.Close() }
 
 const rowColumns = `id, path, created_at, updated_at, preview, name, cwd, model, model_provider, effort,
-	source, thread_source, originator, forked_from, cli_version, archived, size, mtime`
+	source, thread_source, originator, forked_from, cli_version, archived, size, mtime, start_cwd`
 
 func rowArgs(r *row) []any {
 	i := &r.info
 	return []any{i.ID, i.Path, nanos(i.CreatedAt), nanos(i.UpdatedAt), i.Preview, i.Name,
 		searchText(i.Preview, i.Name), i.Cwd, i.Model, i.ModelProvider, i.ReasoningEffort, i.Source, i.ThreadSource,
-		i.Originator, i.ForkedFromID, i.CliVersion, boolInt(i.Archived), r.size, r.mtime}
+		i.Originator, i.ForkedFromID, i.CliVersion, boolInt(i.Archived), r.size, r.mtime, cmp.Or(r.startCwd, i.Cwd)}
 }
 
 // put inserts or replaces a thread's row, all of it (a rescan, a move).
 func (x *index) put(ctx context.Context, r *row) error {
 	_, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO threads (id, path, created_at, updated_at, preview,
 		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
-		archived, size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, rowArgs(r)...)
+		archived, size, mtime, start_cwd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, rowArgs(r)...)
 	return err
 }
 
@@ -178,7 +187,7 @@ func (x *index) put(ctx context.Context, r *row) error {
 func (x *index) putLive(ctx context.Context, r *row) error {
 	_, err := x.db.ExecContext(ctx, `INSERT INTO threads (id, path, created_at, updated_at, preview,
 		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
-		archived, size, mtime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		archived, size, mtime, start_cwd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, preview = excluded.preview,
 		name = excluded.name, search = excluded.search, cwd = excluded.cwd, model = excluded.model,
 		model_provider = excluded.model_provider, effort = excluded.effort, size = excluded.size, mtime = excluded.mtime`, rowArgs(r)...)
@@ -210,7 +219,7 @@ func scanRow(rows *sql.Rows) (row, error) {
 	var archived int
 	i := &r.info
 	err := rows.Scan(&i.ID, &i.Path, &created, &updated, &i.Preview, &i.Name, &i.Cwd, &i.Model,
-		&i.ModelProvider, &i.ReasoningEffort, &i.Source, &i.ThreadSource, &i.Originator, &i.ForkedFromID, &i.CliVersion, &archived, &r.size, &r.mtime)
+		&i.ModelProvider, &i.ReasoningEffort, &i.Source, &i.ThreadSource, &i.Originator, &i.ForkedFromID, &i.CliVersion, &archived, &r.size, &r.mtime, &r.startCwd)
 	i.CreatedAt, i.UpdatedAt = fromNanos(created), fromNanos(updated)
 	i.Archived, i.Materialized = archived != 0, true
 	return r, err

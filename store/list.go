@@ -79,7 +79,7 @@ func (x *index) list(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage
 	args := []any{boolInt(q.Archived)}
 	sb.WriteString("SELECT " + rowColumns + " FROM threads WHERE archived = ?")
 	if q.Cwd != "" {
-		sb.WriteString(" AND cwd = ?")
+		sb.WriteString(" AND start_cwd = ?")
 		args = append(args, q.Cwd)
 	}
 	in := func(col string, vals []string) {
@@ -91,7 +91,7 @@ func (x *index) list(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage
 			args = append(args, v)
 		}
 	}
-	in("cwd", q.Cwds)
+	in("start_cwd", q.Cwds)
 	in("model_provider", q.ModelProviders)
 	in("source", q.SourceKinds)
 	if q.SearchTerm != "" {
@@ -133,6 +133,7 @@ func (x *index) list(ctx context.Context, q agent.ThreadQuery) (agent.ThreadPage
 		if err != nil {
 			return agent.ThreadPage{}, err
 		}
+		r.info.Cwd = r.startCwd // Codex lists a thread in the cwd it started in
 		page.Threads = append(page.Threads, r.info)
 	}
 	if err := rows.Err(); err != nil {

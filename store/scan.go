@@ -100,6 +100,9 @@ func (s *Local) indexFile(ctx context.Context, path string, fi fs.FileInfo) (*ro
 		return nil, err
 	}
 	r := &row{info: res.info(s.home, path), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if res.meta != nil {
+		r.startCwd = res.meta.Settings.Cwd
+	}
 	if err := s.ix.put(ctx, r); err != nil {
 		s.log.Warn("store: index update failed; a rescan will repair it", "path", path, "err", err)
 	}

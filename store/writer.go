@@ -261,7 +261,7 @@ func (w *fileWriter) updateIndex() {
 	if fi, err := w.f.Stat(); err == nil {
 		size, mtime = fi.Size(), fi.ModTime().UnixNano()
 	}
-	r := &row{info: w.info(), size: size, mtime: mtime}
+	r := &row{info: w.info(), size: size, mtime: mtime, startCwd: w.meta.Settings.Cwd}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w.st.codex.touched(w.meta.ID, w.sum.updated, w.sum.tokens)
