@@ -110,18 +110,21 @@ func validateConfig(cfg map[string]any) []config.TypeError {
 // configTypeError is the message Codex answers for the edited config cfg,
 // whose document (as written) is src: its first wrongly typed value in the
 // document's order, by codexd's checks of the keys it reads and else by
-// Codex's config schema; "" when every value is well typed.
+// Codex's config schema, then the MCP servers' transports; "" when every
+// value is well typed.
 func configTypeError(cfg map[string]any, src []byte) string {
 	errs := validateConfig(cfg)
 	seen := map[string]bool{}
 	for _, e := range errs {
 		seen[strings.Join(e.At, ".")] = true
 	}
-	for _, e := range config.CodexTypeErrors(cfg) {
+	codexErrs := config.CodexTypeErrors(cfg)
+	for _, e := range codexErrs {
 		if !seen[strings.Join(e.At, ".")] && !(len(e.At) > 1 && e.At[0] == "features" && !featureTables[e.At[1]]) {
 			errs = append(errs, e)
 		}
 	}
+	errs = append(errs, config.MCPTransportErrors(cfg, codexErrs)...)
 	var keys [][]string
 	if md, err := toml.Decode(string(src), &map[string]any{}); err == nil {
 		for _, k := range md.Keys() {

@@ -27,3 +27,13 @@ func TestConfigTypeErrorEnumTables(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigTypeErrorMCPTransport: an MCP server whose values are well
+// typed but that has neither command nor url is refused as Codex 0.169
+// refuses it (differential session config-write-types).
+func TestConfigTypeErrorMCPTransport(t *testing.T) {
+	cfg := map[string]any{"mcp_servers": map[string]any{"p": map[string]any{"default_tools_approval_mode": map[string]any{"auto": map[string]any{}}}}}
+	if got, want := configTypeError(cfg, nil), "invalid transport\nin `mcp_servers.p`\n"; got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +18,7 @@ import (
 func enumTable(url string, at []string, node, m map[string]any, out *[]problem) {
 	add := func(msg string) { *out = append(*out, problem{at: slices.Clone(at), msg: msg}) }
 	if cutPath(at) {
-		cutEnumTable(url, node, m, add)
+		cutEnumTable(url, at, node, m, add)
 		return
 	}
 	switch {
@@ -55,7 +56,12 @@ func enumTable(url string, at []string, node, m map[string]any, out *[]problem) 
 	}
 	if _, isMap := val.(map[string]any); !isMap && n.ref == nil && n.typ == "object" {
 		// A variant with fields of its own (not a struct of its own).
-		add("invalid type: " + serdeKind(val) + ", expected struct variant " + rustName(url) + "::" + variantName(k))
+		name := "struct variant " + rustName(url) + "::" + variantName(k)
+		if msg, ok := emptySeqStruct(val, name, len(n.props), len(n.required)); ok {
+			add(msg)
+			return
+		}
+		add("invalid type: " + serdeKind(val) + ", expected " + name)
 		return
 	}
 	if f := checkSchema(n, val, at); f != nil {
@@ -67,9 +73,10 @@ func enumTable(url string, at []string, node, m map[string]any, out *[]problem) 
 // table above it, as serde words an enum it reads from a value already
 // parsed (observed for tui.notification_method and apps.NAME's
 // default_tools_approval_mode): exactly one key, a known variant, and a
-// unit variant's value no number, string or boolean. What it says of
-// other values differs from table to table, and is left as it was.
-func cutEnumTable(url string, node, m map[string]any, add func(string)) {
+// unit variant's value no number, string, boolean or array, nor a table:
+// under [tui] an empty table is a unit, under [apps] it is not. What it
+// says of a variant with data is left as it was.
+func cutEnumTable(url string, at []string, node, m map[string]any, add func(string)) {
 	if len(m) != 1 {
 		add("invalid value: map, expected map with a single key")
 		return
@@ -85,13 +92,43 @@ func cutEnumTable(url string, node, m map[string]any, add func(string)) {
 		add(enumMessage(k, enumVariants(node)))
 		return
 	default:
-		switch val.(type) {
-		case int64, float64, string, bool:
-			add("invalid type: " + serdeKind(val) + ", expected unit")
+		if x, isMap := val.(map[string]any); isMap && len(x) == 0 && at[0] == "tui" {
 			return
 		}
+		add("invalid type: " + serdeKind(val) + ", expected unit")
+		return
 	}
 	add(enumMessage(m, enumVariants(node)))
+}
+
+// emptySeqStruct is serde's error for an empty array given for the struct
+// called name (of fields fields, required of them required): serde reads
+// a sequence's elements as the fields in declaration order, and fails at
+// the first without a default (Codex 0.169 answered so for
+// GranularApprovalConfig, ModelProviderAuthInfo, the tool_suggest
+// entries, otel's exporter variants: at their first field; SkillConfig at
+// its third). Nothing is said of a struct with no required field, whose
+// fields may all have defaults.
+func emptySeqStruct(v any, name string, fields, required int) (string, bool) {
+	seq, isSeq := v.([]any)
+	if !isSeq || len(seq) > 0 || required == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("invalid length %d, expected %s with %d elements", seqFirstRequired[name], name, fields), true
+}
+
+// seqFirstRequired is the index of a struct's first field without a
+// default where it is not 0 (the schema does not keep the fields' order).
+var seqFirstRequired = map[string]int{"struct SkillConfig": 2}
+
+// structSeqError is emptySeqStruct for the struct schema node at url.
+func structSeqError(url string, node map[string]any, v any) (string, bool) {
+	props, ok := node["properties"].(map[string]any)
+	if !ok || rustName(url) == "" {
+		return "", false
+	}
+	req, _ := node["required"].([]any)
+	return emptySeqStruct(v, "struct "+rustName(url), len(props), len(req))
 }
 
 // variantSchemas are the variants of the enum schema node at url: the unit

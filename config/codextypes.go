@@ -35,6 +35,30 @@ func CodexTypeErrors(doc map[string]any) []TypeError {
 	return typeErrors(found)
 }
 
+// MCPTransportErrors are Codex 0.169's refusals of the transport of the
+// [mcp_servers.NAME] tables in doc that none of errs (CodexTypeErrors'
+// answer) is inside: serde reads a server's values before it picks the
+// transport (observed: a server with neither command nor url is "invalid
+// transport", named by its table, and a wrongly typed value in it is
+// named instead).
+func MCPTransportErrors(doc map[string]any, errs []TypeError) []TypeError {
+	servers, _ := doc["mcp_servers"].(map[string]any)
+	var out []TypeError
+	for _, name := range slices.Sorted(mapKeys(servers)) {
+		t, isMap := servers[name].(map[string]any)
+		at := []string{"mcp_servers", name}
+		if !isMap || slices.ContainsFunc(errs, func(e TypeError) bool {
+			return len(e.At) >= 2 && slices.Equal(e.At[:2], at)
+		}) {
+			continue
+		}
+		if msg := mcpTransport(t); msg != "" {
+			out = append(out, TypeError{At: at, Msg: msg + "\nin `" + serdePath(at) + "`\n"})
+		}
+	}
+	return out
+}
+
 // CheckCodexTypes is the message of the first of CodexTypeErrors in key
 // order, or "".
 func CheckCodexTypes(doc map[string]any) string {
@@ -119,6 +143,10 @@ func collect(f *failure, out *[]problem) {
 				return
 			}
 			*out = append(*out, problem{at: f.at, msg: enumMessage(v, nil)})
+			return
+		}
+		if msg, ok := structSeqError(f.url, node, v); ok {
+			*out = append(*out, problem{at: f.at, msg: msg})
 			return
 		}
 		*out = append(*out, problem{at: f.at, msg: "invalid type: " + serdeKind(v) + ", expected " + expectation(f.url, node)})

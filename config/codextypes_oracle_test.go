@@ -117,6 +117,10 @@ func oracleCollect(e *jsonschema.ValidationError, inst any, out *[]problem) {
 			*out = append(*out, problem{at: e.InstanceLocation, msg: enumMessage(v, nil)})
 			return
 		}
+		if msg, ok := structSeqError(e.SchemaURL, node, v); ok {
+			*out = append(*out, problem{at: e.InstanceLocation, msg: msg})
+			return
+		}
 		*out = append(*out, problem{at: e.InstanceLocation, msg: "invalid type: " + serdeKind(v) + ", expected " + expectation(e.SchemaURL, node)})
 		return
 	case *kind.Format:

@@ -37,7 +37,6 @@ func TestCheckCodexTypes(t *testing.T) {
 		{"web_search = \"zz\"", "unknown variant `zz`, expected one of `disabled`, `cached`, `indexed`, `live`\nin `web_search`\n"},
 		{"[windows]\nsandbox = \"zz\"", "unknown variant `zz`, expected one of `elevated`, `unelevated`, `mxc`\nin `windows.sandbox`\n"},
 		{"[realtime]\nversion = \"zz\"", "unknown variant `zz`, expected one of `v1`, `v2`, `v3`\nin `realtime.version`\n"},
-		{"[mcp_servers.p]\ndefault_tools_approval_mode = \"zz\"", "unknown variant `zz`, expected one of `auto`, `prompt`, `writes`, `approve`\nin `mcp_servers.p.default_tools_approval_mode`\n"},
 		{"[apps.p]\napprovals_reviewer = \"zz\"", "unknown variant `zz`, expected one of `user`, `auto_review`, `guardian_subagent`\nin `apps`\n"},
 		{"[apps._default]\nenabled = \"x\"", "invalid type: string \"x\", expected a boolean\nin `apps._default.enabled`\n"},
 		{"[tui]\nalternate_screen = \"zz\"", "unknown variant `zz`, expected one of `auto`, `always`, `never`\nin `tui.alternate_screen`\n"},
@@ -89,6 +88,26 @@ func TestCheckCodexTypes(t *testing.T) {
 		{"[tui]\nnotification_method = {zz = 1}", "unknown variant `zz`, expected one of `auto`, `osc9`, `osc777`, `bel`\nin `tui`\n"},
 		{"[tui]\nnotification_method = {bel = 1}", "invalid type: integer `1`, expected unit\nin `tui`\n"},
 		{"[apps.p]\ndefault_tools_approval_mode = {}", "invalid value: map, expected map with a single key\nin `apps`\n"},
+		// A unit variant's value there: [tui] takes an empty table,
+		// [apps] no table at all (observed).
+		{"[tui]\nnotification_method = {bel = {}}", ""},
+		{"[tui]\nnotification_condition = {always = {}}", ""},
+		{"[tui]\nnotification_method = {bel = []}", "invalid type: sequence, expected unit\nin `tui`\n"},
+		{"[tui]\nnotification_method = {bel = {a = 1}}", "invalid type: map, expected unit\nin `tui`\n"},
+		{"[tui]\nnotification_method = {bel = \"s\"}", "invalid type: string \"s\", expected unit\nin `tui`\n"},
+		{"[apps.p]\ndefault_tools_approval_mode = {auto = {}}", "invalid type: map, expected unit\nin `apps`\n"},
+		{"[apps.p]\ndefault_tools_approval_mode = {auto = []}", "invalid type: sequence, expected unit\nin `apps`\n"},
+		{"[apps.p]\ndefault_tools_approval_mode = {auto = \"s\"}", "invalid type: string \"s\", expected unit\nin `apps`\n"},
+		// An empty array for a struct: serde reads a sequence's elements
+		// as the fields, and the first is required (observed).
+		{"approval_policy = {granular = []}", "invalid length 0, expected struct GranularApprovalConfig with 5 elements\nin `approval_policy`\n"},
+		{"[otel.exporter]\notlp-http = []", "invalid length 0, expected struct variant OtelExporterKind::OtlpHttp with 4 elements\nin `otel.exporter`\n"},
+		{"[otel.exporter]\notlp-grpc = []", "invalid length 0, expected struct variant OtelExporterKind::OtlpGrpc with 3 elements\nin `otel.exporter`\n"},
+		{"[model_providers.p]\nauth = []", "invalid length 0, expected struct ModelProviderAuthInfo with 5 elements\nin `model_providers.p.auth`\n"},
+		{"[tool_suggest]\ndisabled_tools = [[]]", "invalid length 0, expected struct ToolSuggestDisabledTool with 2 elements\nin `tool_suggest.disabled_tools`\n"},
+		{"[skills]\nconfig = [[]]", "invalid length 2, expected struct SkillConfig with 3 elements\nin `skills.config`\n"},
+		{"model_verbosity = {low = []}", ""},
+		{"model_verbosity = {low = [1]}", "expected empty array\nin `model_verbosity`\n"},
 		// A struct's first missing key in its Rust declaration order.
 		{"[[tool_suggest.disabled_tools]]", "missing field `type`\nin `tool_suggest.disabled_tools`\n"},
 		{"[[tool_suggest.discoverables]]", "missing field `type`\nin `tool_suggest.discoverables`\n"},
@@ -145,5 +164,30 @@ func TestFirstTypeErrorInDocumentOrder(t *testing.T) {
 	}
 	if _, ok := FirstTypeError(nil, nil); ok {
 		t.Error("no errors, yet a first one")
+	}
+}
+
+// TestMCPTransportErrors: a server table whose values are well typed is
+// refused for its transport as Codex 0.169 refuses it; one with a wrongly
+// typed value is named for that value only.
+func TestMCPTransportErrors(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"[mcp_servers.p]\ndefault_tools_approval_mode = {auto = {}}", "invalid transport\nin `mcp_servers.p`\n"},
+		{"[mcp_servers.p]\ndefault_tools_approval_mode = \"zz\"", ""},
+		{"[mcp_servers.p]\ncommand = \"c\"\nstartup_timeout_sec = 5", ""},
+		{"[mcp_servers.p]\nurl = \"http://x\"", ""},
+		{"[mcp_servers.p]\ncommand = \"c\"\nurl = \"http://x\"", "url is not supported for stdio\nin `mcp_servers.p`\n"},
+	} {
+		doc := map[string]any{}
+		if _, err := toml.Decode(tc.doc, &doc); err != nil {
+			t.Fatalf("%q: %v", tc.doc, err)
+		}
+		got := ""
+		if errs := MCPTransportErrors(doc, CodexTypeErrors(doc)); len(errs) > 0 {
+			got = errs[0].Msg
+		}
+		if got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.doc, got, tc.want)
+		}
 	}
 }

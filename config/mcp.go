@@ -312,28 +312,31 @@ func parseMCPServer(name string, t map[string]any, file, key string) (MCPServer,
 		return MCPServer{}, nil, d.err
 	}
 
-	// The transport, with Codex's checks and messages.
-	setIn := func(transport string, keys ...string) error {
-		for _, k := range keys {
-			if d.has(k) {
-				return errorf(file, key, "%s is not supported for %s", k, transport)
-			}
-		}
-		return nil
-	}
-	switch {
-	case d.has("command"):
-		if err := setIn("stdio", "url", "bearer_token_env_var", "bearer_token", "http_headers", "env_http_headers", "oauth", "oauth_resource"); err != nil {
-			return MCPServer{}, nil, err
-		}
-	case d.has("url"):
-		if err := setIn("streamable_http", "args", "env", "env_vars", "cwd", "bearer_token"); err != nil {
-			return MCPServer{}, nil, err
-		}
-	default:
-		return MCPServer{}, nil, errorf(file, key, "invalid transport")
+	if msg := mcpTransport(d.t); msg != "" {
+		return MCPServer{}, nil, errorf(file, key, "%s", msg)
 	}
 	return s, warns, nil
+}
+
+// mcpTransport is Codex's complaint about the transport of the server
+// table t, or "": a command makes it stdio, else a url streamable HTTP,
+// and each refuses the other's keys.
+func mcpTransport(t map[string]any) string {
+	refused := func(transport string, keys ...string) string {
+		for _, k := range keys {
+			if _, ok := t[k]; ok {
+				return k + " is not supported for " + transport
+			}
+		}
+		return ""
+	}
+	if _, ok := t["command"]; ok {
+		return refused("stdio", "url", "bearer_token_env_var", "bearer_token", "http_headers", "env_http_headers", "oauth", "oauth_resource")
+	}
+	if _, ok := t["url"]; ok {
+		return refused("streamable_http", "args", "env", "env_vars", "cwd", "bearer_token")
+	}
+	return "invalid transport"
 }
 
 // envVars reads env_vars: names, or {name, source} tables whose source is
