@@ -138,6 +138,11 @@ func (s *Server) writeConfig(filePath, expected *string, edits []appproto.Config
 	if msg := configTypeError(current, doc.Bytes()); msg != "" {
 		return resp, configWriteError(appproto.ConfigWriteValidationError, "Invalid configuration: "+msg)
 	}
+	if untrustedApproval(doc.Bytes()) {
+		// Codex 0.169 refuses it so; codexd would not start with it either.
+		return resp, configWriteError(appproto.ConfigWriteValidationError,
+			`Invalid configuration: approval_policy = "untrusted" is no longer supported; remove this setting`)
+	}
 	if changed {
 		if _, err := decodeTOML(doc.Bytes()); err != nil {
 			return resp, internalError("failed to build config edits: " + err.Error())
@@ -288,6 +293,14 @@ func samePath(given, want string) bool {
 	a, errA := filepath.EvalSymlinks(given)
 	b, errB := filepath.EvalSymlinks(want)
 	return errA == nil && errB == nil && a == b
+}
+
+// untrustedApproval reports whether a config.toml sets the top-level
+// approval_policy to "untrusted", which neither Codex 0.169 nor codexd
+// starts with (one in an unselected profile is left alone, as by both).
+func untrustedApproval(src []byte) bool {
+	doc, err := decodeTOML(src)
+	return err == nil && doc["approval_policy"] == "untrusted"
 }
 
 func decodeTOML(src []byte) (map[string]any, error) {

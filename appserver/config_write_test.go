@@ -142,6 +142,10 @@ func TestConfigWriteErrors(t *testing.T) {
 		{map[string]any{"keyPath": "model", "value": "x", "mergeStrategy": "merge"}, "",
 			"Invalid request: unknown variant `merge`, expected `replace` or `upsert`", true},
 		{map[string]any{"keyPath": "model", "mergeStrategy": "replace"}, "", "Invalid request: missing field `value`", true},
+		// A value Codex 0.169 refuses to start with (codexd too, since
+		// 7cb1e32): writing it would leave a server that cannot restart.
+		{map[string]any{"keyPath": "approval_policy", "value": "untrusted", "mergeStrategy": "replace"}, "configValidationError",
+			`Invalid configuration: approval_policy = "untrusted" is no longer supported; remove this setting`, false},
 	}
 	for _, tc := range cases {
 		e := c.callErr(appproto.MethodConfigValueWrite, tc.params)
