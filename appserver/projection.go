@@ -449,7 +449,11 @@ func (s *Server) listEntry(info agent.ThreadInfo) appproto.Thread {
 	if t := s.thread(info.ID); t != nil {
 		t.mu.Lock()
 		status = t.st.status
-		envs = ptr(environments(t.st.settings))
+		st := t.st.settings
+		if t.th != nil {
+			st = t.th.Settings() // as thread/read has them (readLocked)
+		}
+		envs = ptr(environments(st))
 		t.mu.Unlock()
 	}
 	th := wireThread(info, status, nil, nil)

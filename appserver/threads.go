@@ -333,7 +333,7 @@ func (s *Server) threadRead(ctx context.Context, c *call, p appproto.ThreadReadP
 			if p.IncludeTurns && !t.st.info.Materialized && t.st.active == nil {
 				return appproto.ThreadReadResponse{}, errNotMaterialized
 			}
-			return appproto.ThreadReadResponse{Thread: t.wireLocked(p.IncludeTurns), ReadState: s.reads.snapshot(t.st.info)}, nil
+			return appproto.ThreadReadResponse{Thread: t.readLocked(p.IncludeTurns), ReadState: s.reads.snapshot(t.st.info)}, nil
 		}
 	}
 	info, turns, err := s.core.ReadThread(ctx, id, p.IncludeTurns)
@@ -351,6 +351,21 @@ func (s *Server) threadRead(ctx context.Context, c *call, p appproto.ThreadReadP
 	}
 	return appproto.ThreadReadResponse{Thread: wireThread(info, appproto.ThreadStatus{Type: appproto.StatusNotLoaded}, nil, wt),
 		ReadState: s.reads.snapshot(info)}, nil
+}
+
+// readLocked is a loaded thread as thread/read reports it: with the
+// settings the core has now, as Codex 0.169 reads its live thread. A
+// thread/settings/update's take effect when it is answered, and the
+// listener may not have projected their thread/settings/updated yet.
+func (t *thread) readLocked(withTurns bool) appproto.Thread {
+	th := t.wireLocked(withTurns)
+	if t.th == nil {
+		return th
+	}
+	st := t.th.Settings()
+	th.Model, th.ModelProvider, th.Cwd = optString(st.Model), st.ModelProvider, st.Cwd
+	th.ReasoningEffort, th.Environments = optString(st.ReasoningEffort), ptr(environments(st))
+	return th
 }
 
 // maxListLimit caps a page of thread/list, as Codex does.
