@@ -369,10 +369,15 @@ func wireChanges(cs []agent.FileUpdate) []appproto.FileUpdateChange {
 	out := make([]appproto.FileUpdateChange, len(cs))
 	for i, c := range cs {
 		kind := appproto.PatchChangeKind{Type: orDefault(c.Kind, "update")}
+		diff := c.Diff
 		if kind.Type == "update" {
 			kind.MovePath = optString(c.MovePath)
+			// Codex 0.169 tells where a moved file went after its hunks.
+			if c.MovePath != "" {
+				diff += "\n\nMoved to: " + c.MovePath
+			}
 		}
-		out[i] = appproto.FileUpdateChange{Path: c.Path, Kind: kind, Diff: c.Diff}
+		out[i] = appproto.FileUpdateChange{Path: c.Path, Kind: kind, Diff: diff}
 	}
 	return out
 }
