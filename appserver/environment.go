@@ -147,6 +147,18 @@ func runtimeRoots(st agent.Settings) []string {
 	return []string{}
 }
 
+// checkRequestRoots refuses a request's runtimeWorkspaceRoots with a
+// root that is not absolute, as Codex 0.169 fails to deserialize it,
+// before anything else of the request is checked.
+func checkRequestRoots(roots []string) error {
+	for _, r := range roots {
+		if !path.IsAbs(r) {
+			return invalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
+		}
+	}
+	return nil
+}
+
 // noteEnvironmentsLocked keeps what thread/read and thread/list report in
 // step with a turn/start that switched environments (the core applies the
 // switch with the turn and announces no settings change for it).

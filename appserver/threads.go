@@ -27,6 +27,9 @@ func deref[T any](p *T) T {
 }
 
 func (s *Server) threadStart(ctx context.Context, c *call, p appproto.ThreadStartParams) (appproto.ThreadStartResponse, error) {
+	if err := checkRequestRoots(p.RuntimeWorkspaceRoots); err != nil {
+		return appproto.ThreadStartResponse{}, err
+	}
 	if p.Permissions != nil && p.Sandbox != nil {
 		return appproto.ThreadStartResponse{}, invalidRequest("`permissions` cannot be combined with `sandbox`")
 	}
@@ -118,6 +121,9 @@ func (t *thread) startResponseLocked(withTurns bool) appproto.ThreadStartRespons
 }
 
 func (s *Server) threadResume(ctx context.Context, c *call, p appproto.ThreadResumeParams) (appproto.ThreadResumeResponse, error) {
+	if err := checkRequestRoots(p.RuntimeWorkspaceRoots); err != nil {
+		return appproto.ThreadResumeResponse{}, err
+	}
 	id, err := appproto.ParseThreadID(p.ThreadID)
 	if err != nil {
 		return appproto.ThreadResumeResponse{}, threadIDError(err)
@@ -263,6 +269,9 @@ func (s *Server) resumeOverrides(p appproto.ThreadResumeParams, rc *requestConfi
 const releaseAfterTurns = 1000
 
 func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkParams) (appproto.ThreadForkResponse, error) {
+	if err := checkRequestRoots(p.RuntimeWorkspaceRoots); err != nil {
+		return appproto.ThreadForkResponse{}, err
+	}
 	id, err := appproto.ParseThreadID(p.ThreadID)
 	if err != nil {
 		return appproto.ThreadForkResponse{}, threadIDError(err)

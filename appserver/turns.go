@@ -39,6 +39,9 @@ func inputTooLarge(actual int) error {
 // turnStart validates everything before it touches anything, then submits
 // the input and answers at once: the answer means "accepted".
 func (s *Server) turnStart(ctx context.Context, c *call, p appproto.TurnStartParams) (appproto.TurnStartResponse, error) {
+	if err := checkRequestRoots(p.RuntimeWorkspaceRoots); err != nil {
+		return appproto.TurnStartResponse{}, err
+	}
 	t, err := s.loadedThread(p.ThreadID)
 	if err != nil {
 		return appproto.TurnStartResponse{}, err
