@@ -301,6 +301,9 @@ func (s *Server) threadFork(ctx context.Context, c *call, p appproto.ThreadForkP
 	if err := s.checkProvider(o.ModelProvider, false); err != nil {
 		return appproto.ThreadForkResponse{}, s.configErrorFor(ctx, id, err)
 	}
+	if p.RuntimeWorkspaceRoots != nil {
+		o.RuntimeWorkspaceRoots = &p.RuntimeWorkspaceRoots
+	}
 	noTools := rc.noTools()
 	l, err := s.core.ForkThread(ctx, id, agent.StartOptions{Overrides: o, Ephemeral: p.Ephemeral, Source: threadSource,
 		ThreadSource: deref(p.ThreadSource), BaseInstructions: p.BaseInstructions, DeveloperInstructions: p.DeveloperInstructions,

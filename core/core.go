@@ -456,7 +456,7 @@ func (c *Core) resumeThread(ctx context.Context, id string, o agent.Overrides) (
 
 // loadStored loads a thread rebuilt by the store.
 func (c *Core) loadStored(st *store.Thread, w store.Writer, o agent.Overrides, noTools bool) (*agent.Loaded, error) {
-	s := o.Apply(st.Settings)
+	s := c.followCwd(o, o.Apply(st.Settings))
 	log := c.log.With("thread", st.Info.ID)
 	rec := newStoreRecorder(w, log)
 	info := st.Info
@@ -504,7 +504,7 @@ func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOption
 		var settings agent.Settings
 		if src != nil {
 			_ = src.rec.Sync()
-			settings = opts.Overrides.Apply(src.Settings())
+			settings = c.followCwd(opts.Overrides, opts.Overrides.Apply(src.Settings()))
 		}
 		st, w, err := c.cfg.Store.Fork(ctx, id, store.ThreadMeta{
 			ID: newUUIDv7(), Source: opts.Source, ThreadSource: opts.ThreadSource, Originator: opts.Originator,
@@ -520,7 +520,7 @@ func (c *Core) ForkThread(ctx context.Context, id string, opts agent.StartOption
 		return nil, agent.ErrThreadNotFound
 	}
 	src.mu.Lock()
-	s := opts.Overrides.Apply(src.settings)
+	s := c.followCwd(opts.Overrides, opts.Overrides.Apply(src.settings))
 	history := append([]prompt.Item(nil), src.history...)
 	preview := src.info.Preview
 	src.mu.Unlock()
