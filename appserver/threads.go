@@ -260,7 +260,11 @@ func (s *Server) resumeOverrides(p appproto.ThreadResumeParams, rc *requestConfi
 		// The thread's own model, provider and effort, from its rollout.
 		req.model, req.provider, req.effort = nil, nil, nil
 	}
-	return s.overrides(req)
+	o, err := s.overrides(req)
+	if err == nil && p.RuntimeWorkspaceRoots != nil {
+		o.RuntimeWorkspaceRoots = &p.RuntimeWorkspaceRoots
+	}
+	return o, err
 }
 
 // releaseAfterTurns is the size of a thread (in turns) whose load is
