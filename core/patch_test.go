@@ -38,6 +38,10 @@ func TestApplyPatchTool(t *testing.T) {
 	)
 	h := newHarness(t, m, nil)
 	writeFile(t, filepath.Join(h.dir, "f.txt"), "one\ntwo\nthree\n")
+	// The turn diff's paths are relative to the git root, h.dir.
+	if err := os.Mkdir(filepath.Join(h.dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	th := h.start(agent.Overrides{})
 	h.submit(th, agent.UserInput{Input: text("patch")})
 	evs := until(t, th, isTurnCompleted)
@@ -53,8 +57,11 @@ func TestApplyPatchTool(t *testing.T) {
 	if upd.Kind != "update" || !strings.Contains(upd.Diff, "-two\n+TWO\n") {
 		t.Fatalf("update %+v", upd)
 	}
+	// As Codex 0.169: the turn diff twice after the patch, and once more
+	// as the turn ends.
 	diffs := msgs[agent.TurnDiff](evs)
-	if len(diffs) != 1 || !strings.Contains(diffs[0].Diff, "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n") ||
+	if len(diffs) != 3 || diffs[1] != diffs[0] || diffs[2] != diffs[0] ||
+		!strings.Contains(diffs[0].Diff, "diff --git a/f.txt b/f.txt\nindex 4cb29ea38f70d7c61b2a3a25b02e3bdf44905402..ddc897f039f57aa91e16efa6dfde386c4255206f\n--- a/f.txt\n+++ b/f.txt\n") ||
 		!strings.Contains(diffs[0].Diff, "--- /dev/null\n+++ b/hello.txt\n") {
 		t.Fatalf("turn diff %+v", diffs)
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -120,14 +118,12 @@ func (tr *turn) applyInvocation(callID string, inv *applypatch.Invocation, cwd s
 	if err != nil {
 		tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusFailed)})
 		if we, ok := err.(*applypatch.WriteError); ok && len(we.Written) > 0 {
-			tr.diff.record(plan, we.Written)
-			tr.emit(agent.TurnDiff{Diff: tr.diff.unified()})
+			tr.recordDiff(fsys, plan, we.Written)
 		}
 		return fmt.Sprintf("Exit code: 1\nWall time: %s seconds\nOutput:\n%s\n", patchWallTime(time.Since(start)), err.Error())
 	}
 	tr.emit(agent.ItemCompleted{Item: item(agent.ItemStatusCompleted)})
-	tr.diff.record(plan, nil)
-	tr.emit(agent.TurnDiff{Diff: tr.diff.unified()})
+	tr.recordDiff(fsys, plan, nil)
 	return fmt.Sprintf("Exit code: 0\nWall time: %s seconds\nOutput:\n%s", patchWallTime(time.Since(start)), res.Summary())
 }
 
@@ -225,94 +221,15 @@ func fileUpdates(plan *applypatch.Plan) []agent.FileUpdate {
 	return out
 }
 
-// turnDiff is every file a turn changed: its content before the turn first
-// touched it, and now.
-type turnDiff struct {
-	before map[string]*string // nil: did not exist
-	after  map[string]*string // nil: deleted
-	cwd    string
-}
-
-func newTurnDiff() *turnDiff {
-	return &turnDiff{before: map[string]*string{}, after: map[string]*string{}}
-}
-
-func strp(s string) *string { return &s }
-
-// record notes the plan's changes (only those whose paths are in written,
-// when it is not nil: a plan that failed midway).
-func (d *turnDiff) record(plan *applypatch.Plan, written []string) {
-	if d.cwd == "" {
-		d.cwd = plan.Cwd
+// recordDiff notes what a patch wrote in the turn's diff and sends the
+// turn diff as Codex 0.169 does after a patch: twice.
+func (tr *turn) recordDiff(fsys applypatch.FS, plan *applypatch.Plan, written []string) {
+	if tr.diff.root == "" {
+		tr.diff.root = displayRoot(tr.ctx, fsys, tr.settings.Cwd)
 	}
-	done := map[string]bool{}
-	for _, w := range written {
-		done[w] = true
+	tr.diff.record(plan, written)
+	if u := tr.diff.unified(); u != "" {
+		tr.emit(agent.TurnDiff{Diff: u})
+		tr.emit(agent.TurnDiff{Diff: u})
 	}
-	note := func(path string, old, new *string) {
-		if written != nil && !done[path] {
-			return
-		}
-		if _, seen := d.before[path]; !seen {
-			d.before[path] = old
-		}
-		d.after[path] = new
-	}
-	for _, c := range plan.Changes {
-		var old *string
-		switch c.Kind {
-		case applypatch.KindAdd:
-			if c.Overwrites {
-				old = strp(c.OldContent)
-			}
-			note(c.Path, old, strp(c.NewContent))
-		case applypatch.KindDelete:
-			note(c.Path, strp(c.OldContent), nil)
-		case applypatch.KindUpdate:
-			if c.MovePath != "" {
-				note(c.Path, strp(c.OldContent), nil)
-				note(c.MovePath, c.OverwrittenMove, strp(c.NewContent))
-			} else {
-				note(c.Path, strp(c.OldContent), strp(c.NewContent))
-			}
-		}
-	}
-}
-
-// unified renders the turn's changes as a git-style unified diff.
-func (d *turnDiff) unified() string {
-	paths := make([]string, 0, len(d.after))
-	for p := range d.after {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	var b strings.Builder
-	for _, p := range paths {
-		old, new := d.before[p], d.after[p]
-		if old == nil && new == nil || old != nil && new != nil && *old == *new {
-			continue
-		}
-		name := p
-		if rel, err := filepath.Rel(d.cwd, p); err == nil && !strings.HasPrefix(rel, "..") {
-			name = rel
-		}
-		fmt.Fprintf(&b, "diff --git a/%s b/%s\n", name, name)
-		from, to := "a/"+name, "b/"+name
-		var o, n string
-		if old == nil {
-			b.WriteString("new file mode 100644\n")
-			from = "/dev/null"
-		} else {
-			o = *old
-		}
-		if new == nil {
-			b.WriteString("deleted file mode 100644\n")
-			to = "/dev/null"
-		} else {
-			n = *new
-		}
-		fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
-		b.WriteString(applypatch.UnifiedDiff(o, n, 3))
-	}
-	return b.String()
 }

@@ -158,6 +158,13 @@ func (t *thread) runTurn(tr *turn) {
 	t.appendHistory(tr.id, tr.takePending()...)
 	tr.cancel()
 
+	// A turn that changed files ends with its diff once more, as Codex
+	// 0.169's does.
+	if status == agent.TurnStatusCompleted {
+		if u := tr.diff.unified(); u != "" {
+			tr.emit(agent.TurnDiff{Diff: u})
+		}
+	}
 	if terr != nil {
 		tr.emit(agent.Error{Err: *terr})
 	}
