@@ -149,7 +149,10 @@ type connState struct {
 	inbound map[ID]*inboundCall
 	queues  map[string][]*inboundCall // waiting requests per order key
 
-	closing     bool
+	closing bool
+	// drained: closing, and every handler has returned; until then a
+	// handler's notifications still go out with its responses.
+	drained     bool
 	closeErr    error        // why the connection ended
 	closeStatus *closeStatus // what to tell a StatusCloser stream, if anything
 }
@@ -316,6 +319,9 @@ func (c *Conn) finish() {
 	drained := make(chan struct{})
 	go func() {
 		c.handlers.Wait()
+		c.mu.Lock()
+		c.state.drained = true
+		c.mu.Unlock()
 		// Handlers may return with their responses still queued.
 		q := &c.wq
 		for {

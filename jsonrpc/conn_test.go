@@ -744,3 +744,38 @@ func TestRespondAsyncDoesNotWaitForThePeer(t *testing.T) {
 		t.Fatal("an answer to an unknown id was accepted")
 	}
 }
+
+// TestHandlerNotifiesWhileDraining: a handler that answers and then
+// notifies (app-server's thread/start: the answer, then thread/started)
+// still gets its notification out when the connection starts closing
+// between the two, as when the peer reads the answer and ends its input at
+// once. Before, the notification was refused with ErrClosed.
+func TestHandlerNotifiesWhileDraining(t *testing.T) {
+	ids := make(chan ID, 1)
+	notified := make(chan error, 1)
+	var conn *Conn
+	mux := NewMux()
+	mux.HandleFunc("start", func(ctx context.Context, req *Request) (any, error) {
+		ids <- req.ID
+		<-ctx.Done() // the connection is closing
+		notified <- conn.Notify(context.Background(), "started", map[string]int{"n": 1})
+		return nil, ErrAsyncResponse
+	})
+	c, raw := rawPeer(t, Options{Handler: mux})
+	conn = c
+	writeRaw(t, raw, `{"id":1,"method":"start"}`)
+	id := recv(t, ids)
+	if err := c.RespondAsync(id, "answer", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := readMsg(t, raw).(*Response); string(r.Result) != `"answer"` {
+		t.Fatalf("response: %+v", r)
+	}
+	c.Shutdown()
+	if err := recv(t, notified); err != nil {
+		t.Fatalf("notify while draining: %v", err)
+	}
+	if n, ok := readMsg(t, raw).(*Request); !ok || n.Method != "started" {
+		t.Fatalf("want the notification, got %+v", n)
+	}
+}

@@ -560,11 +560,14 @@ func (c *Conn) writeBatch(msgs [][]byte) error {
 	return nil
 }
 
-// closingErr returns ErrClosed once the connection has started closing.
+// closingErr returns ErrClosed once the connection is closing and its
+// handlers have returned: a handler that answers and then notifies (while
+// the peer, answered, ends its input) gets both out, as the drain promises
+// for its responses.
 func (c *Conn) closingErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state.closing {
+	if c.state.closing && c.state.drained {
 		return ErrClosed
 	}
 	return nil
