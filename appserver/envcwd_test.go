@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codexd/codexd/agent/agenttest"
 	"github.com/codexd/codexd/appproto"
-	"github.com/codexd/codexd/environment"
 )
 
 // insideRoots compares paths by their components once cleaned, in the
@@ -57,14 +55,7 @@ func TestInsideRoots(t *testing.T) {
 // recorded: no thread, no turn, no change of the thread's environments.
 // Empty or omitted roots refuse nothing (omitted means the cwd itself).
 func TestEnvironmentCwdOutsideRoots(t *testing.T) {
-	_, url := envExecServer(t)
-	reg := envRegistry(t)
-	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
-	c := e.dial("A")
-	c.initialize(map[string]any{"experimentalApi": true})
+	c := envClient(t)
 	env := func(cwd string, roots ...string) map[string]any {
 		m := map[string]any{"environmentId": "r1", "cwd": cwd}
 		if roots != nil {
@@ -164,14 +155,7 @@ func TestEnvironmentCwdOutsideRoots(t *testing.T) {
 // syntax of every cwd and root first, then each environment's size,
 // duplicate and unknown id; the roots check of codexd's last.
 func TestEnvironmentPathsAsCodex(t *testing.T) {
-	_, url := envExecServer(t)
-	reg := envRegistry(t)
-	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
-	c := e.dial("A")
-	c.initialize(map[string]any{"experimentalApi": true})
+	c := envClient(t)
 	env := func(id, cwd string, roots ...string) map[string]any {
 		m := map[string]any{"environmentId": id, "cwd": cwd}
 		if roots != nil {
@@ -260,14 +244,7 @@ func FuzzCleanEnvPath(f *testing.F) {
 // 0.169 applies them and announces thread/settings/updated), with the
 // same refusals before anything changes.
 func TestEnvironmentSettingsUpdate(t *testing.T) {
-	_, url := envExecServer(t)
-	reg := envRegistry(t)
-	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
-	c := e.dial("A")
-	c.initialize(map[string]any{"experimentalApi": true})
+	c := envClient(t)
 	id := c.startThread(map[string]any{"cwd": "/w"})
 	update := func(envs any) *wmsg {
 		return c.response(c.request("thread/settings/update", map[string]any{"threadId": id, "environments": envs}))
@@ -317,14 +294,7 @@ func TestEnvironmentSettingsUpdate(t *testing.T) {
 // roots other than the cwd, /tmp and $TMPDIR (the cwd's own workspace
 // then stands for them).
 func TestEnvironmentWritableRootsAsCodex(t *testing.T) {
-	_, url := envExecServer(t)
-	reg := envRegistry(t)
-	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
-	c := e.dial("A")
-	c.initialize(map[string]any{"experimentalApi": true})
+	c := envClient(t)
 	tmp := []string{"/tmp"}
 	if d := os.Getenv("TMPDIR"); d != "" {
 		tmp = append(tmp, d)
@@ -356,14 +326,7 @@ func TestEnvironmentWritableRootsAsCodex(t *testing.T) {
 // thread that names its environments keeps their roots, and lists its
 // environment's roots, /tmp and $TMPDIR before the configured ones.
 func TestWritableRootsJoinWorkspaceRoots(t *testing.T) {
-	_, url := envExecServer(t)
-	reg := envRegistry(t)
-	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
-	c := e.dial("A")
-	c.initialize(map[string]any{"experimentalApi": true})
+	c := envClient(t)
 	tmp := []string{"/tmp"}
 	if d := os.Getenv("TMPDIR"); d != "" {
 		tmp = append(tmp, d)

@@ -53,6 +53,21 @@ func envRegistry(t *testing.T) *environment.Registry {
 	return r
 }
 
+// envClient is client A, with the experimental API, of an app-server
+// over the fake core whose environments are local and "r1", an
+// exec-server of the test's own.
+func envClient(t *testing.T) *jclient {
+	t.Helper()
+	_, url := envExecServer(t)
+	reg := envRegistry(t)
+	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	c := newEnv(t, agenttest.Options{}, Config{Environments: reg}).dial("A")
+	c.initialize(map[string]any{"experimentalApi": true})
+	return c
+}
+
 func envStatus(t *testing.T, c *jclient, id string) (status, detail string) {
 	t.Helper()
 	m := c.call("environment/status", map[string]any{"environmentId": id})
@@ -192,14 +207,7 @@ func TestEnvironmentNone(t *testing.T) {
 // (Codex 0.169's messages), reported by thread/start, thread/read and
 // thread/list otherwise.
 func TestEnvironmentSelection(t *testing.T) {
-	_, url := envExecServer(t)
-	reg := envRegistry(t)
-	if err := reg.Add(environment.AddParams{ID: "r1", URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, agenttest.Options{}, Config{Environments: reg})
-	c := e.dial("A")
-	c.initialize(map[string]any{"experimentalApi": true})
+	c := envClient(t)
 	for _, tc := range []struct {
 		envs any
 		msg  string
