@@ -76,11 +76,15 @@ type Server struct {
 	log  *slog.Logger
 	fs   *fsops.Service
 	http *httpreq.Client
-	// env is environmentInfo(), read on the first request that needs it
+	// env is environmentInfo(cwd), read on the first request that needs it
 	// (envOnce): most in-process servers are never asked, and reading it
 	// at New cost every start /etc/passwd, the host name and a hash.
 	envOnce sync.Once
 	env     execproto.EnvironmentInfo
+	// cwd is the process's directory when New ran: the server's default
+	// cwd is that one even if the process moves later (a test's t.Chdir
+	// did, and the lazy read answered the new one).
+	cwd string
 
 	httpHandler http.Handler // rpcserve.Handler of s
 
@@ -133,19 +137,19 @@ func New(cfg Config) (*Server, error) {
 		sessions: make(map[string]*session),
 		conns:    make(map[*jsonrpc.Conn]struct{}),
 	}
+	s.cwd, _ = os.Getwd()
 	s.httpHandler = rpcserve.Handler(s, s.listenOptions())
 	return s, nil
 }
 
 // environment is the server's environment information, read once.
 func (s *Server) environment() execproto.EnvironmentInfo {
-	s.envOnce.Do(func() { s.env = environmentInfo() })
+	s.envOnce.Do(func() { s.env = environmentInfo(s.cwd) })
 	return s.env
 }
 
-func environmentInfo() execproto.EnvironmentInfo {
+func environmentInfo(cwd string) execproto.EnvironmentInfo {
 	shell := userShell()
-	cwd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
 	host, _ := os.Hostname()
 	// Codex identifies the machine by a hash; ours is of the host name, so
