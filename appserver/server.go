@@ -6,6 +6,7 @@ import (
 	"github.com/codexd/codexd/auth"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -141,6 +142,12 @@ type Server struct {
 	ownEnvs  bool   // envs is the server's: Close closes it
 	unwatch  func() // stops environmentEvent
 	envQueue envEvents
+
+	// announceHook, when a test sets it, runs after a handler has told
+	// the caller's connection what it announces to every connection (a
+	// notification of method), and before it tells the others
+	// (announce.go).
+	announceHook atomic.Pointer[func(method string)]
 }
 
 // ErrServerClosed is returned by ServeStream and NewClient after Close.

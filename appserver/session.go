@@ -95,6 +95,11 @@ type session struct {
 	id  uint64 // order of connection, for deterministic fan-out
 	out peer
 
+	// order is held while a notification goes to out, so that an answer
+	// and the notification behind it go out as one run (answerThenAll).
+	// It is a leaf: under it there is only out's own enqueueing.
+	order sync.Mutex
+
 	mu sync.Mutex
 	st sessionState
 }
@@ -176,6 +181,13 @@ func (s *session) wants(method string) bool {
 
 // send delivers n unless the connection opted out of it.
 func (s *session) send(n *note) {
+	s.order.Lock()
+	defer s.order.Unlock()
+	s.sendOrdered(n)
+}
+
+// sendOrdered is send, with order held.
+func (s *session) sendOrdered(n *note) {
 	if !s.wants(n.method) {
 		return
 	}

@@ -53,7 +53,6 @@ func (s *Server) threadDelete(ctx context.Context, c *call, p appproto.ThreadIDP
 	case err != nil:
 		return none, coreError(err)
 	}
-	c.respond(none, nil)
-	s.toAll(newNote(appproto.ThreadDeleted.Name(), appproto.ThreadIDNotification{ThreadID: id}))
+	s.answerThenAll(c, none, newNote(appproto.ThreadDeleted.Name(), appproto.ThreadIDNotification{ThreadID: id}))
 	return none, errDeferred
 }

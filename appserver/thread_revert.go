@@ -88,8 +88,7 @@ func (s *Server) threadRevert(ctx context.Context, c *call, p appproto.ThreadRev
 	out.flush()
 	resp := appproto.ThreadRevertResponse{Thread: nt.wireLocked(false)}
 	resp.Thread.Turns = []appproto.Turn{}
-	c.respond(resp, nil)
-	s.toAll(newNote(appproto.ThreadReverted.Name(), appproto.ThreadIDNotification{ThreadID: id}))
+	s.answerThenAll(c, resp, newNote(appproto.ThreadReverted.Name(), appproto.ThreadIDNotification{ThreadID: id}))
 	nt.mu.Unlock()
 	return resp, errDeferred
 }

@@ -605,8 +605,7 @@ func (s *Server) threadArchive(ctx context.Context, c *call, p appproto.ThreadID
 	} else if err != nil {
 		return appproto.EmptyResponse{}, coreError(err)
 	}
-	c.respond(appproto.EmptyResponse{}, nil)
-	s.toAll(newNote(appproto.ThreadArchived.Name(), appproto.ThreadIDNotification{ThreadID: id}))
+	s.answerThenAll(c, appproto.EmptyResponse{}, newNote(appproto.ThreadArchived.Name(), appproto.ThreadIDNotification{ThreadID: id}))
 	return appproto.EmptyResponse{}, errDeferred
 }
 
@@ -622,8 +621,7 @@ func (s *Server) threadUnarchive(ctx context.Context, c *call, p appproto.Thread
 		return appproto.ThreadUnarchiveResponse{}, coreError(err)
 	}
 	resp := appproto.ThreadUnarchiveResponse{Thread: wireThread(info, appproto.ThreadStatus{Type: appproto.StatusNotLoaded}, nil, nil)}
-	c.respond(resp, nil)
-	s.toAll(newNote(appproto.ThreadUnarchived.Name(), appproto.ThreadIDNotification{ThreadID: id}))
+	s.answerThenAll(c, resp, newNote(appproto.ThreadUnarchived.Name(), appproto.ThreadIDNotification{ThreadID: id}))
 	return resp, errDeferred
 }
 
@@ -656,8 +654,7 @@ func (s *Server) threadNameSet(ctx context.Context, c *call, p appproto.ThreadSe
 		return appproto.EmptyResponse{}, coreError(err)
 	}
 	// An unloaded thread has no listener: every connection is told here.
-	c.respond(appproto.EmptyResponse{}, nil)
-	s.toAll(newNote(appproto.ThreadNameUpdated.Name(), appproto.ThreadNameUpdatedNotification{ThreadID: id, ThreadName: &name}))
+	s.answerThenAll(c, appproto.EmptyResponse{}, newNote(appproto.ThreadNameUpdated.Name(), appproto.ThreadNameUpdatedNotification{ThreadID: id, ThreadName: &name}))
 	return appproto.EmptyResponse{}, errDeferred
 }
 
@@ -695,13 +692,6 @@ func (s *Server) threadSettingsUpdate(ctx context.Context, c *call, p appproto.T
 	}
 	c.respond(appproto.EmptyResponse{}, nil)
 	return appproto.EmptyResponse{}, errDeferred
-}
-
-// toAll sends n to every initialized connection.
-func (s *Server) toAll(n *note) {
-	for _, sess := range s.initializedSessions() {
-		sess.send(n)
-	}
 }
 
 // coreError reports a failure of the core that no rule maps.

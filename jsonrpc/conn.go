@@ -146,8 +146,14 @@ type connState struct {
 	cleanup  int // calls in the reserved cleanup slot (0 or 1)
 	serverRq int // calls in the server-to-client table
 
-	inbound map[ID]*inboundCall
-	queues  map[string][]*inboundCall // waiting requests per order key
+	// inbound holds every admitted request until both its handler has
+	// returned and it is answered (its id stays taken that long);
+	// unanswered counts those in it not answered yet, which is what
+	// MaxInbound caps: a client cannot tell an answered request whose
+	// handler is still finishing from one that is done.
+	inbound    map[ID]*inboundCall
+	unanswered int
+	queues     map[string][]*inboundCall // waiting requests per order key
 
 	closing bool
 	// drained: closing, and every handler has returned; until then a
@@ -369,6 +375,7 @@ func (c *Conn) finish() {
 	c.state.pending = map[ID]*pendingCall{}
 	c.state.regular, c.state.cleanup, c.state.serverRq = 0, 0, 0
 	c.state.inbound = map[ID]*inboundCall{}
+	c.state.unanswered = 0
 	c.state.queues = map[string][]*inboundCall{}
 	c.mu.Unlock()
 	for _, p := range pending {
@@ -488,12 +495,13 @@ func (c *Conn) handleCall(req *Request) {
 		c.writeResponse(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest,
 			Message: fmt.Sprintf("request id %s is already in flight", req.ID)}})
 		return
-	case len(c.state.inbound) >= c.opts.MaxInbound:
+	case c.state.unanswered >= c.opts.MaxInbound:
 		c.mu.Unlock()
 		c.writeResponse(&Response{ID: req.ID, Error: &Error{Code: CodeOverloaded, Message: OverloadedMessage}})
 		return
 	}
 	c.state.inbound[req.ID] = in
+	c.state.unanswered++
 	// Counted while closing is known to be false, so that the drain in
 	// finish (which starts after closing is set) waits for this request.
 	c.handlers.Add(1)
@@ -585,5 +593,5 @@ func (c *Conn) handlerReturned(in *inboundCall) {
 func (c *Conn) InFlight() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.state.inbound)
+	return c.state.unanswered
 }

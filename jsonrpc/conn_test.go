@@ -779,3 +779,42 @@ func TestHandlerNotifiesWhileDraining(t *testing.T) {
 		t.Fatalf("want the notification, got %+v", n)
 	}
 }
+
+// MaxInbound counts the requests a client is still waiting for: one
+// answered early (Respond, then ErrAsyncResponse) whose handler is still
+// finishing holds no slot, since the client, which has its answer, may
+// send its next request at once and cannot know when the handler ends.
+// (The app-server's thread/start answers and then announces the thread;
+// a client's next request was refused as overloaded in that gap.)
+func TestAnsweredRequestHoldsNoInboundSlot(t *testing.T) {
+	finish, finished := make(chan struct{}), make(chan struct{})
+	mux := NewMux()
+	mux.HandleFunc("early", func(ctx context.Context, req *Request) (any, error) {
+		defer close(finished)
+		if err := ConnFrom(ctx).Respond(req.ID, "early", nil); err != nil {
+			return nil, err
+		}
+		<-finish
+		return nil, ErrAsyncResponse
+	})
+	mux.HandleFunc("next", func(ctx context.Context, req *Request) (any, error) { return "next", nil })
+	c, raw := rawPeer(t, Options{Handler: mux, MaxInbound: 1})
+	writeRaw(t, raw, `{"id":1,"method":"early"}`)
+	if r := readMsg(t, raw).(*Response); string(r.Result) != `"early"` {
+		t.Fatalf("early: %+v", r)
+	}
+	if n := c.InFlight(); n != 0 {
+		t.Errorf("in flight after the answer = %d", n)
+	}
+	writeRaw(t, raw, `{"id":2,"method":"next"}`)
+	if r := readMsg(t, raw).(*Response); r.Error != nil || string(r.Result) != `"next"` {
+		t.Fatalf("the request after an answered one: %+v", r.Error)
+	}
+	// The id of the running handler stays taken until it returns.
+	writeRaw(t, raw, `{"id":1,"method":"next"}`)
+	if r := readMsg(t, raw).(*Response); r.Error == nil || r.Error.Code != CodeInvalidRequest {
+		t.Fatalf("the id of a running handler reused: %+v", r)
+	}
+	close(finish)
+	<-finished
+}

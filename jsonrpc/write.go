@@ -118,6 +118,9 @@ func (c *Conn) answerWith(in *inboundCall, result any, herr error, async bool) b
 		return false
 	}
 	in.answered = true
+	if c.state.inbound[in.req.ID] == in {
+		c.state.unanswered--
+	}
 	reserved := in.reserved
 	in.reserved = 0
 	if in.returned && c.state.inbound[in.req.ID] == in {
