@@ -314,3 +314,15 @@ func TestConformanceWithCodex(t *testing.T) {
 		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) { replay(t, name) })
 	}
 }
+
+// recvOrNil returns the next message, or nil when the connection ended
+// or nothing came within the test deadline.
+func (w *wsClient) recvOrNil() []byte {
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	_, b, err := w.c.Read(ctx)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -170,6 +170,9 @@ func (c *connection) registerProcess(mux *jsonrpc.Mux) {
 		})
 	handle(c, mux, execproto.ProcessTerminate, "exec",
 		func(ctx context.Context, sess *session, p execproto.ProcessTerminateParams) (execproto.ProcessTerminateResponse, error) {
+			if h := c.srv.testHookProcess; h != nil {
+				h(execproto.MethodProcessTerminate)
+			}
 			proc, err := sess.procs.Get(p.ProcessID)
 			if err != nil {
 				return execproto.ProcessTerminateResponse{Running: false}, nil
@@ -186,6 +189,9 @@ func (c *connection) registerProcess(mux *jsonrpc.Mux) {
 }
 
 func (c *connection) processStart(ctx context.Context, sess *session, p execproto.ProcessStartParams) (execproto.ProcessStartResponse, error) {
+	if h := c.srv.testHookProcess; h != nil {
+		h(execproto.MethodProcessStart)
+	}
 	if _, err := fsops.ParsePathURI(p.Cwd); err != nil {
 		var fe *fsops.Error
 		if errors.As(err, &fe) && fe.Code == fsops.CodeInvalidRequest {

@@ -98,6 +98,9 @@ type Server struct {
 	// Tests learn of session events through these; set before serving.
 	testHookDetached func(sessionID string)
 	testHookExpired  func(sessionID string)
+	// testHookProcess runs as process/start and process/terminate begin
+	// their work, after they have waited for their turn (procorder.go).
+	testHookProcess func(method string)
 }
 
 // New returns a server.
@@ -242,7 +245,7 @@ func (s *Server) ServeStreamFrom(stream jsonrpc.Stream, transport, peer string) 
 	defer s.connsDone.Done()
 
 	conn := jsonrpc.NewConn(stream, jsonrpc.Options{
-		Handler:           c.mux(),
+		Handler:           c.order.wrap(c.mux()),
 		Limits:            s.cfg.Limits,
 		MaxConcurrency:    s.cfg.MaxConcurrency,
 		OutboundBudget:    s.cfg.MaxResponseBytes,
@@ -295,6 +298,8 @@ type connection struct {
 	pumps        sync.WaitGroup
 	bodyStreams  map[string]struct{}
 	bodyStreamWG sync.WaitGroup
+
+	order procOrder // process requests in arrival order (procorder.go)
 }
 
 func (c *connection) teardown() {
@@ -323,6 +328,7 @@ func (c *connection) admit(ctx context.Context, req *jsonrpc.Request) error {
 			// before anything after it is read.
 			return c.admitInitialize(ctx, req)
 		}
+		c.order.admit(req)
 		return nil
 	}
 	if req.Method != execproto.MethodInitialized {
@@ -479,7 +485,10 @@ func orderKey(req *jsonrpc.Request) string {
 // their stdin.
 func unbounded(req *jsonrpc.Request) bool {
 	switch req.Method {
-	case execproto.MethodProcessTerminate, execproto.MethodProcessSignal, execproto.MethodEnvironmentStatus:
+	case execproto.MethodProcessTerminate, execproto.MethodProcessSignal, execproto.MethodEnvironmentStatus,
+		// A start never waits for a slot, so that what waits for it in
+		// procOrder (and may hold slots) is always released.
+		execproto.MethodProcessStart:
 		return true
 	}
 	return false
