@@ -118,7 +118,7 @@ func (s *Local) move(ctx context.Context, id string, archive bool) (agent.Thread
 	}
 	// Re-index from the file: the row then says exactly what a rescan
 	// would (a writer's latest records are already written through).
-	r, err := s.indexFile(ctx, dst, fi)
+	r, err := s.indexFile(ctx, dst, fi, false)
 	if err != nil {
 		return agent.ThreadInfo{}, readError(id, err)
 	}

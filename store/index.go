@@ -181,6 +181,19 @@ func (x *index) put(ctx context.Context, r *row) error {
 	return err
 }
 
+// putNew records r unless the index has a row for its thread already.
+// A lookup that indexes a rollout it found on disk uses it: a writer may
+// have recorded the thread since the lookup read the file, and what the
+// writer knows is newer (its later updates are upserts, so a row put here
+// first is brought up to date by them).
+func (x *index) putNew(ctx context.Context, r *row) error {
+	_, err := x.db.ExecContext(ctx, `INSERT INTO threads (id, path, created_at, updated_at, preview,
+		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
+		archived, size, mtime, start_cwd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (id) DO NOTHING`, rowArgs(r)...)
+	return err
+}
+
 // putLive records what a writer knows. It inserts the row the first time;
 // later it updates only what appending changes, never the path or the
 // archived flag, which Archive may have changed under an open writer.

@@ -52,6 +52,10 @@ type Local struct {
 	// (Resume, Fork, Archive, SetName...) is under way.
 	writers map[string]*fileWriter
 	closed  bool
+
+	// testHookIndexRead, when a test sets it, runs in indexFile between
+	// reading a rollout and recording it.
+	testHookIndexRead func(path string)
 }
 
 var _ Store = (*Local)(nil)

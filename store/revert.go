@@ -85,7 +85,7 @@ func (s *Local) Revert(ctx context.Context, id, beforeTurnID string) error {
 	if err != nil {
 		return notFoundIfMissing(id, err)
 	}
-	if _, err := s.indexFile(ctx, path, fi); err != nil {
+	if _, err := s.indexFile(ctx, path, fi, false); err != nil {
 		return readError(id, err)
 	}
 	return nil

@@ -34,7 +34,9 @@ func (s *Local) locate(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", notFoundIfMissing(id, err)
 	}
-	if _, err := s.indexFile(ctx, path, fi); err != nil {
+	// With no row, one is only added: a writer may have recorded the
+	// thread since (see putNew). A row with a stale path is replaced.
+	if _, err := s.indexFile(ctx, path, fi, !ok); err != nil {
 		return "", readError(id, err)
 	}
 	return path, nil
@@ -58,10 +60,10 @@ func (s *Local) findFile(id string) string {
 }
 
 // indexFile reads one rollout and records it in the index, returning the
-// row. A file that is not ours is recorded as foreign, and errForeign
+// row; onlyNew leaves a row the index has for the thread as it is. A file that is not ours is recorded as foreign, and errForeign
 // returned. A failing index is only logged: the row read from the file is
 // still the answer.
-func (s *Local) indexFile(ctx context.Context, path string, fi fs.FileInfo) (*row, error) {
+func (s *Local) indexFile(ctx context.Context, path string, fi fs.FileInfo, onlyNew bool) (*row, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -99,11 +101,18 @@ func (s *Local) indexFile(ctx context.Context, path string, fi fs.FileInfo) (*ro
 	if err != nil {
 		return nil, err
 	}
+	if h := s.testHookIndexRead; h != nil {
+		h(path)
+	}
 	r := &row{info: res.info(s.home, path), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if res.meta != nil {
 		r.startCwd = res.meta.Settings.Cwd
 	}
-	if err := s.ix.put(ctx, r); err != nil {
+	put := s.ix.put
+	if onlyNew {
+		put = s.ix.putNew
+	}
+	if err := put(ctx, r); err != nil {
 		s.log.Warn("store: index update failed; a rescan will repair it", "path", path, "err", err)
 	}
 	return r, nil
@@ -145,7 +154,7 @@ func (s *Local) Rescan(ctx context.Context) (int, error) {
 			return nil
 		}
 		read++
-		_, err := s.indexFile(ctx, path, fi)
+		_, err := s.indexFile(ctx, path, fi, false)
 		if err != nil && !errors.Is(err, errForeign) {
 			if ctx.Err() != nil {
 				return ctx.Err()
