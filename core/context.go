@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,7 +51,9 @@ type lastContext struct {
 	permissions string
 	agentsDir   string
 	agentsDocs  string
-	env         string
+	// envHead and envRest are the environment context as the model has
+	// it: the head of the last block that had one, the rest of the last.
+	envHead, envRest string
 }
 
 // scanContext finds the latest context blocks in a history.
@@ -67,7 +70,12 @@ func scanContext(hist []prompt.Item) lastContext {
 			case strings.HasPrefix(c.Text, collabOpen):
 				lc.collab = c.Text
 			case strings.HasPrefix(c.Text, envOpen):
-				lc.env, lc.seen = c.Text, true
+				lc.seen = true
+				head, rest := splitEnv(c.Text)
+				if head != "" {
+					lc.envHead = head
+				}
+				lc.envRest = rest
 			case strings.HasPrefix(c.Text, agentsHeading):
 				lc.agentsDir, lc.agentsDocs = parseAgentsBlock(c.Text)
 			}
@@ -108,8 +116,13 @@ func contextItems(hist []prompt.Item, cur contextBlocks) []prompt.Item {
 	if cur.permissions != last.permissions {
 		out = append(out, textMessage("developer", cur.permissions))
 	}
-	if cur.env != last.env {
-		out = append(out, textMessage("user", cur.env))
+	if head, rest := splitEnv(cur.env); head != last.envHead || rest != last.envRest {
+		// As Codex: the cwd and shell only when the cwd changed.
+		if head == last.envHead {
+			out = append(out, textMessage("user", envOpen+"\n"+rest+envClose))
+		} else {
+			out = append(out, textMessage("user", cur.env))
+		}
 	}
 	lastCollab := last.collab
 	if lastCollab == "" {
@@ -251,16 +264,15 @@ Ask for a prefix that covers the similar requests the user may make later withou
 `
 
 // writableRoots are the directories a workspace-write command may write:
-// the cwd, the configured roots, /tmp and $TMPDIR unless excluded; sorted.
+// the cwd, the workspace roots, the configured roots, /tmp and $TMPDIR
+// unless excluded; sorted.
 func writableRoots(s agent.Settings) []string {
 	set := map[string]bool{}
 	if s.Cwd != "" {
 		set[s.Cwd] = true
 	}
-	for _, r := range s.Sandbox.WritableRoots {
-		if r != "" {
-			set[r] = true
-		}
+	for _, r := range writablePaths(s) {
+		set[r] = true
 	}
 	if !s.Sandbox.ExcludeSlashTmp {
 		set["/tmp"] = true
@@ -282,14 +294,30 @@ var protectedNames = []string{".git", ".agents", ".codex", ".aws"}
 // environmentText is the environment_context block: cwd, shell, date,
 // time zone, and the filesystem the sandbox gives commands.
 func environmentText(s agent.Settings, shell string, now time.Time) string {
+	return envOpen + "\n" + envHead(s, shell) + envRest(s, now) + envClose
+}
+
+// envHead is the part of the environment context that a later turn's
+// block leaves out when it is unchanged, as Codex 0.169 does: the cwd and
+// the shell.
+func envHead(s agent.Settings, shell string) string {
+	return fmt.Sprintf("  <cwd>%s</cwd>\n  <shell>%s</shell>\n", xmlEscape(s.Cwd), xmlEscape(filepath.Base(shell)))
+}
+
+// envRest is the rest: date, time zone and filesystem. The workspace
+// roots are the thread's (agent.WorkspaceRoots: the cwd, or the roots the
+// client asked for); under workspace-write they and the configured
+// writable roots are writable, and the protected names of each are
+// listed name by name, as Codex lists them.
+func envRest(s agent.Settings, now time.Time) string {
 	var b strings.Builder
-	b.WriteString(envOpen + "\n")
-	fmt.Fprintf(&b, "  <cwd>%s</cwd>\n", xmlEscape(s.Cwd))
-	fmt.Fprintf(&b, "  <shell>%s</shell>\n", xmlEscape(filepath.Base(shell)))
 	fmt.Fprintf(&b, "  <current_date>%s</current_date>\n", now.Format("2006-01-02"))
 	fmt.Fprintf(&b, "  <timezone>%s</timezone>\n", xmlEscape(timeZoneName()))
-	b.WriteString("  <filesystem>")
-	fmt.Fprintf(&b, "<workspace_roots><root>%s</root></workspace_roots>", xmlEscape(s.Cwd))
+	b.WriteString("  <filesystem><workspace_roots>")
+	for _, r := range agent.WorkspaceRoots(s) {
+		fmt.Fprintf(&b, "<root>%s</root>", xmlEscape(r))
+	}
+	b.WriteString("</workspace_roots>")
 	switch s.Sandbox.Mode {
 	case agent.SandboxDangerFullAccess:
 		b.WriteString(`<permission_profile type="disabled"><file_system type="unrestricted" /></permission_profile>`)
@@ -297,12 +325,7 @@ func environmentText(s agent.Settings, shell string, now time.Time) string {
 		b.WriteString(`<permission_profile type="managed"><file_system type="restricted">`)
 		b.WriteString(`<entry access="read"><special>:root</special></entry>`)
 		if s.Sandbox.Mode == agent.SandboxWorkspaceWrite {
-			roots := []string{s.Cwd}
-			for _, r := range s.Sandbox.WritableRoots {
-				if r != "" && r != s.Cwd {
-					roots = append(roots, r)
-				}
-			}
+			roots := writablePaths(s)
 			for _, r := range roots {
 				fmt.Fprintf(&b, `<entry access="write"><path>%s</path></entry>`, xmlEscape(r))
 			}
@@ -312,8 +335,8 @@ func environmentText(s agent.Settings, shell string, now time.Time) string {
 			if !s.Sandbox.ExcludeTmpdirEnvVar {
 				b.WriteString(`<entry access="write"><special>:tmpdir</special></entry>`)
 			}
-			for _, r := range roots {
-				for _, n := range protectedNames {
+			for _, n := range protectedNames {
+				for _, r := range roots {
 					fmt.Fprintf(&b, `<entry access="read"><path>%s</path></entry>`, xmlEscape(filepath.Join(r, n)))
 				}
 			}
@@ -321,8 +344,41 @@ func environmentText(s agent.Settings, shell string, now time.Time) string {
 		b.WriteString(`</file_system></permission_profile>`)
 	}
 	b.WriteString("</filesystem>\n")
-	b.WriteString("</environment_context>")
 	return b.String()
+}
+
+const envClose = "</environment_context>"
+
+// splitEnv splits an environment context block into its head (cwd and
+// shell lines, "" when the block left them out) and the rest.
+func splitEnv(text string) (head, rest string) {
+	body := strings.TrimSuffix(strings.TrimPrefix(text, envOpen+"\n"), envClose)
+	for len(body) > 0 {
+		line := body
+		if i := strings.IndexByte(body, '\n'); i >= 0 {
+			line = body[:i+1]
+		}
+		body = body[len(line):]
+		if strings.HasPrefix(line, "  <cwd>") || strings.HasPrefix(line, "  <shell>") {
+			head += line
+		} else {
+			rest += line
+		}
+	}
+	return head, rest
+}
+
+// writablePaths are the directories a workspace-write command may write
+// besides the temporary ones: the workspace roots, then the configured
+// writable roots, each once.
+func writablePaths(s agent.Settings) []string {
+	roots := agent.WorkspaceRoots(s)
+	for _, r := range s.Sandbox.WritableRoots {
+		if r != "" && !slices.Contains(roots, r) {
+			roots = append(roots, r)
+		}
+	}
+	return roots
 }
 
 // timeZoneName is the IANA name of the local time zone: $TZ, else the

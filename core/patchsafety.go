@@ -49,7 +49,7 @@ func sandboxRoots(ctx context.Context, fsys execFS, s agent.Settings, env map[st
 		return writeRoots{}
 	}
 	p := sandbox.Policy{
-		Mode: sandbox.WorkspaceWrite, Cwd: s.Cwd, WritableRoots: s.Sandbox.WritableRoots,
+		Mode: sandbox.WorkspaceWrite, Cwd: s.Cwd, WritableRoots: commandSandbox(s).WritableRoots,
 		ExcludeTmpdirEnvVar: s.Sandbox.ExcludeTmpdirEnvVar, ExcludeSlashTmp: s.Sandbox.ExcludeSlashTmp,
 	}
 	return writeRoots{roots: p.ResolveWritableRootsOn(sandbox.Host{

@@ -73,3 +73,17 @@ func serverSandbox(p agent.SandboxPolicy, workspace string) *execclient.Sandbox 
 		ExcludeSlashTmp: p.ExcludeSlashTmp, ExcludeTmpdir: p.ExcludeTmpdirEnvVar,
 	}
 }
+
+// commandSandbox is the sandbox policy of s as commands and patches are
+// confined by it: under workspace-write, the workspace roots (the ones the
+// client asked for, or the derived ones) are writable besides the cwd and
+// the configured roots, as the model is told (writablePaths) and as
+// Codex 0.169 reports them in the thread's sandbox policy. A root that
+// does not exist is skipped by the sandbox, the cwd never.
+func commandSandbox(s agent.Settings) agent.SandboxPolicy {
+	p := s.Sandbox
+	if p.Mode == agent.SandboxWorkspaceWrite {
+		p.WritableRoots = writablePaths(s)
+	}
+	return p
+}

@@ -221,9 +221,9 @@ func (tr *turn) runCommand(x *execCall) string {
 		if cl, err := t.exec.dial(tr.ctx); err == nil && !cl.InProcess() {
 			// Another machine, maybe: its exec-server confines the
 			// command with its own helper, as Codex 0.169 asks it to.
-			confine = serverSandbox(s.Sandbox, s.Cwd)
+			confine = serverSandbox(commandSandbox(s), s.Cwd)
 		} else {
-			wrapped, err := t.core.sandbox.Wrap(s.Sandbox, s.Cwd, argv)
+			wrapped, err := t.core.sandbox.Wrap(commandSandbox(s), s.Cwd, argv)
 			if err != nil {
 				return fmt.Sprintf("exec_command failed: %v", err)
 			}

@@ -324,6 +324,13 @@ stream_max_retries = 0
 			extra map[string]any
 		}{"MOCK:hello on another model", map[string]any{"model": "gpt-5.4"}})
 	}
+	// Runtime workspace roots, in the cwd of the change: the roots are
+	// the workspace roots of the environment context, which tells only
+	// what changed (no cwd, no shell).
+	steps = append(steps, struct {
+		text  string
+		extra map[string]any
+	}{"MOCK:hello with two roots", map[string]any{"runtimeWorkspaceRoots": []any{filepath.Join(work, "sub"), work}}})
 	for _, st := range steps {
 		if err := turn(s, st.text, st.extra); err != nil {
 			return nil, fmt.Errorf("%s: %w", st.text, err)
@@ -413,7 +420,9 @@ func reqStart(bin, dir string, env []string) (*reqServer, error) {
 			}
 		}
 	}()
-	if _, err := s.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "reqdiff", "version": "0.0.1"}}); err != nil {
+	// experimentalApi: turn/start's runtimeWorkspaceRoots needs it.
+	if _, err := s.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "reqdiff", "version": "0.0.1"},
+		"capabilities": map[string]any{"experimentalApi": true}}); err != nil {
 		s.close()
 		return nil, err
 	}
