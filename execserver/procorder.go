@@ -60,6 +60,16 @@ func (o *procOrder) admit(req *jsonrpc.Request) {
 	if !names {
 		return
 	}
+	if !control {
+		// The common case, a write or read with no control in flight, is
+		// decided without decoding its params (a write's may be large).
+		o.mu.Lock()
+		idle := len(o.last) == 0
+		o.mu.Unlock()
+		if idle {
+			return
+		}
+	}
 	var p struct {
 		ProcessID string `json:"processId"`
 	}
