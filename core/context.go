@@ -41,7 +41,9 @@ type contextBlocks struct {
 	developer   string // developer_instructions, if any
 	agentsDir   string
 	agentsDocs  string // "" when there are none
-	env         string
+	// envHead and envRest are the environment context's two parts (see
+	// envHead): a later block leaves the head out when it is unchanged.
+	envHead, envRest string
 }
 
 // lastContext is what a history last told the model.
@@ -106,7 +108,7 @@ func contextItems(hist []prompt.Item, cur contextBlocks) []prompt.Item {
 		if cur.agentsDocs != "" {
 			user.Content = append(user.Content, prompt.Content{Type: "input_text", Text: agentsBlock(cur.agentsDir, cur.agentsDocs, false)})
 		}
-		user.Content = append(user.Content, prompt.Content{Type: "input_text", Text: cur.env})
+		user.Content = append(user.Content, prompt.Content{Type: "input_text", Text: envBlock(cur.envHead, cur.envRest)})
 		return []prompt.Item{dev, user}
 	}
 	var out []prompt.Item
@@ -116,13 +118,13 @@ func contextItems(hist []prompt.Item, cur contextBlocks) []prompt.Item {
 	if cur.permissions != last.permissions {
 		out = append(out, textMessage("developer", cur.permissions))
 	}
-	if head, rest := splitEnv(cur.env); head != last.envHead || rest != last.envRest {
+	if cur.envHead != last.envHead || cur.envRest != last.envRest {
 		// As Codex: the cwd and shell only when the cwd changed.
+		head := cur.envHead
 		if head == last.envHead {
-			out = append(out, textMessage("user", envOpen+"\n"+rest+envClose))
-		} else {
-			out = append(out, textMessage("user", cur.env))
+			head = ""
 		}
+		out = append(out, textMessage("user", envBlock(head, cur.envRest)))
 	}
 	lastCollab := last.collab
 	if lastCollab == "" {
@@ -294,8 +296,11 @@ var protectedNames = []string{".git", ".agents", ".codex", ".aws"}
 // environmentText is the environment_context block: cwd, shell, date,
 // time zone, and the filesystem the sandbox gives commands.
 func environmentText(s agent.Settings, shell string, now time.Time) string {
-	return envOpen + "\n" + envHead(s, shell) + envRest(s, now) + envClose
+	return envBlock(envHead(s, shell), envRest(s, now))
 }
+
+// envBlock is an environment context of its parts; head may be "".
+func envBlock(head, rest string) string { return envOpen + "\n" + head + rest + envClose }
 
 // envHead is the part of the environment context that a later turn's
 // block leaves out when it is unchanged, as Codex 0.169 does: the cwd and

@@ -101,7 +101,8 @@ func (tr *turn) contextBlocks() contextBlocks {
 		permissions: permissionsText(s, info.CodeMode()),
 		developer:   cfg.DeveloperInstructions,
 		agentsDir:   s.Cwd,
-		env:         environmentText(s, t.exec.shell(), time.Now()),
+		envHead:     envHead(s, t.exec.shell()),
+		envRest:     envRest(s, time.Now()),
 	}
 	if base.developer != nil {
 		cur.developer = *base.developer

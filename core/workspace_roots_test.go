@@ -46,7 +46,7 @@ func TestRuntimeWorkspaceRoots(t *testing.T) {
 	}
 
 	blocks := func(s agent.Settings) contextBlocks {
-		return contextBlocks{permissions: permissionsText(s, false), env: environmentText(s, "/bin/bash", now)}
+		return contextBlocks{permissions: permissionsText(s, false), envHead: envHead(s, "/bin/bash"), envRest: envRest(s, now)}
 	}
 	hist := contextItems(nil, blocks(base))
 	step := func(s agent.Settings) []prompt.Item {

@@ -96,6 +96,9 @@ func (o *procOrder) admit(req *jsonrpc.Request) {
 // wrap returns h, with each request waiting for its turn.
 func (o *procOrder) wrap(h jsonrpc.Handler) jsonrpc.Handler {
 	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if names, _ := procMethod(req.Method); !names {
+			return h.Handle(ctx, req) // admit recorded nothing
+		}
 		o.mu.Lock()
 		turn, ok := o.admitted[req.ID]
 		delete(o.admitted, req.ID)

@@ -173,11 +173,14 @@ func rowArgs(r *row) []any {
 		i.Originator, i.ForkedFromID, i.CliVersion, boolInt(i.Archived), r.size, r.mtime, cmp.Or(r.startCwd, i.Cwd)}
 }
 
+// intoThreads is the INSERT of a whole row, rowArgs's columns.
+const intoThreads = `INTO threads (id, path, created_at, updated_at, preview,
+		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
+		archived, size, mtime, start_cwd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
 // put inserts or replaces a thread's row, all of it (a rescan, a move).
 func (x *index) put(ctx context.Context, r *row) error {
-	_, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO threads (id, path, created_at, updated_at, preview,
-		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
-		archived, size, mtime, start_cwd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, rowArgs(r)...)
+	_, err := x.db.ExecContext(ctx, "INSERT OR REPLACE "+intoThreads, rowArgs(r)...)
 	return err
 }
 
@@ -187,10 +190,7 @@ func (x *index) put(ctx context.Context, r *row) error {
 // writer knows is newer (its later updates are upserts, so a row put here
 // first is brought up to date by them).
 func (x *index) putNew(ctx context.Context, r *row) error {
-	_, err := x.db.ExecContext(ctx, `INSERT INTO threads (id, path, created_at, updated_at, preview,
-		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
-		archived, size, mtime, start_cwd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-		ON CONFLICT (id) DO NOTHING`, rowArgs(r)...)
+	_, err := x.db.ExecContext(ctx, "INSERT "+intoThreads+" ON CONFLICT (id) DO NOTHING", rowArgs(r)...)
 	return err
 }
 
@@ -198,10 +198,7 @@ func (x *index) putNew(ctx context.Context, r *row) error {
 // later it updates only what appending changes, never the path or the
 // archived flag, which Archive may have changed under an open writer.
 func (x *index) putLive(ctx context.Context, r *row) error {
-	_, err := x.db.ExecContext(ctx, `INSERT INTO threads (id, path, created_at, updated_at, preview,
-		name, search, cwd, model, model_provider, effort, source, thread_source, originator, forked_from, cli_version,
-		archived, size, mtime, start_cwd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-		ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, preview = excluded.preview,
+	_, err := x.db.ExecContext(ctx, "INSERT "+intoThreads+` ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, preview = excluded.preview,
 		name = excluded.name, search = excluded.search, cwd = excluded.cwd, model = excluded.model,
 		model_provider = excluded.model_provider, effort = excluded.effort, size = excluded.size, mtime = excluded.mtime`, rowArgs(r)...)
 	return err
